@@ -1,0 +1,42 @@
+"""mauscheln: the Mauscheln family of card games as a pure rules engine and a PettingZoo AEC environment.
+
+>>> import mauscheln_env
+>>> env = mauscheln_env.env(num_players=4)
+"""
+
+from mauscheln_env.config import RULESETS, RuleConfig, load_preset, make_config
+from mauscheln_env.engine import DealResult, DealSpec, Game, Phase, Role, State
+from mauscheln_env.env import env, raw_env
+from mauscheln_env.errors import (
+    CardError,
+    ConfigError,
+    DealError,
+    IllegalActionError,
+    MauschelnError,
+    SessionOverError,
+)
+from mauscheln_env.observation import Observer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RULESETS",
+    "CardError",
+    "ConfigError",
+    "DealError",
+    "DealResult",
+    "DealSpec",
+    "Game",
+    "IllegalActionError",
+    "MauschelnError",
+    "Observer",
+    "Phase",
+    "Role",
+    "RuleConfig",
+    "SessionOverError",
+    "State",
+    "env",
+    "load_preset",
+    "make_config",
+    "raw_env",
+]
