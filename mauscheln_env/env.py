@@ -71,10 +71,10 @@ else empty). Everything is what that seat may know.
 ## Arguments
 
 ```python
-mauscheln_env.env(ruleset="mauscheln", num_players=4, render_mode=None, illegal_reward=None, **rule_options)
+mauscheln_env.env(ruleset="mauscheln", num_players=None, render_mode=None, illegal_reward=None, **rule_options)
 ```
 
-`num_players` 3-7 (32 cards for 3-5, 52 for 6-7). Rule options: `knock`
+`num_players` 3-7 (default 4, or the preset's; 32 cards for 3-5, 52 for 6-7). Rule options: `knock`
 (False), `knock_min_rank` ("Q"), `stake` (4), `bankroll` (40), `max_deals` (1;
 None for unlimited), `max_throw_ins` (50), `deck_size` (derived). `ruleset` may
 be the path of a preset in `configs/rules/`. `illegal_reward` (default minus the
@@ -111,7 +111,7 @@ from mauscheln_env.render import render_table, role_name
 RESET_OPTIONS = ("dealer", "chips", "pot", "deal")
 
 
-def env(ruleset: str = "mauscheln", num_players: int = 4, render_mode: str | None = None,
+def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
         illegal_reward: float | None = None, **rule_options: Any):
     """The environment wrapped in PettingZoo's classic wrappers.
 
@@ -131,7 +131,7 @@ class raw_env(AECEnv):
 
     metadata = {"name": "mauscheln_v1", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
 
-    def __init__(self, ruleset: str = "mauscheln", num_players: int = 4, render_mode: str | None = None,
+    def __init__(self, ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
                  **rule_options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

@@ -1,0 +1,90 @@
+"""Throughput of the PettingZoo environment with random legal play.
+
+The loop is the standard AEC loop (``agent_iter`` / ``last`` / ``step``);
+actions are sampled uniformly from the mask with numpy (uniform draws taken in
+blocks, so the sampler costs what a policy's sampler would). Observations and
+masks are produced at every decision, as a learner would need them. Pinned to
+one CPU core by default.
+
+    python benchmarks/env_throughput.py               # 3, 4, 5, 7 players, 5 s each
+    python benchmarks/env_throughput.py --players 4 --seconds 10
+
+Prints decisions/s and deals/s for ``raw_env`` and ``env()``; when PettingZoo's
+``leduc_holdem_v4`` is importable (``pip install 'pettingzoo[classic]'``) it is
+measured in the same run and the ratio is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import mauscheln_env
+
+
+def measure(make_env: Callable[[], object], seconds: float, count_deals: bool = True) -> tuple[float, float, int]:
+    """Run whole episodes for about ``seconds``; return (decisions/s, deals/s, decisions)."""
+    env = make_env()
+    rng = np.random.default_rng(0)
+    uniform = rng.random(1 << 16)
+    u = 0
+    decisions = deals = 0
+    seed = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=seed)
+        seed += 1
+        for _agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[int(uniform[u] * len(legal))]))
+            u = (u + 1) & 0xFFFF
+            decisions += 1
+        if count_deals:
+            deals += len(env.unwrapped.engine_state.results)
+        else:
+            deals += 1
+    elapsed = time.perf_counter() - start
+    return decisions / elapsed, deals / elapsed, decisions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, nargs="+", default=[3, 4, 5, 7])
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per row")
+    parser.add_argument("--knock", action="store_true", help="enable the knock option")
+    parser.add_argument("--cpu", type=int, default=0, help="core to pin to (-1: do not pin)")
+    args = parser.parse_args(argv)
+    if args.cpu >= 0 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})
+    print(f"python {platform.python_version()}, {platform.machine()}, pinned to core {args.cpu}, knock={args.knock}")
+    print(f"{'env':<28} {'decisions/s':>12} {'deals/s':>10}")
+    rows: dict[tuple[str, int], float] = {}
+    for n in args.players:
+        for name, factory in (("raw_env", mauscheln_env.raw_env), ("env()", mauscheln_env.env)):
+            rate, deals, _ = measure(lambda f=factory, n=n: f(num_players=n, knock=args.knock), args.seconds)
+            rows[(name, n)] = rate
+            print(f"{f'mauscheln {n}p {name}':<28} {rate:>12,.0f} {deals:>10,.0f}")
+    try:
+        from pettingzoo.classic import leduc_holdem_v4
+    except Exception as exc:  # noqa: BLE001 - optional comparison only
+        print(f"leduc_holdem_v4 not importable ({type(exc).__name__}); no comparison")
+        return 0
+    rate, games, _ = measure(leduc_holdem_v4.env, args.seconds, count_deals=False)
+    print(f"{'leduc_holdem_v4 env()':<28} {rate:>12,.0f} {games:>10,.0f}")
+    for (name, n), value in rows.items():
+        if name == "env()":
+            print(f"ratio mauscheln {n}p env() / leduc_holdem_v4 env(): {value / rate:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
