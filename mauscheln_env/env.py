@@ -145,6 +145,7 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         A, D = self.config.num_actions, self._observer.size
+        self._num_actions = A
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         obs_space = spaces.Dict(
             {
@@ -158,7 +159,8 @@ class raw_env(AECEnv):
         self._engine_state: State | None = None
         self._just_ended: list = []
         self._legal: list[int] = []
-        self._hand_codes: dict[int, tuple[str, ...]] = {}
+        # Last visible hand of each seat and its card codes (hands change rarely).
+        self._hand_cache: list[tuple[int, tuple[str, ...]]] = [(-1, ())] * self.config.num_players
 
     # -------------------------------------------------------------- spaces & names
     def observation_space(self, agent: str) -> spaces.Space:
@@ -315,7 +317,7 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         state = self.engine_state
         seat = self._seat[agent]
-        mask = np.zeros(self.config.num_actions, dtype=np.int8)
+        mask = np.zeros(self._num_actions, dtype=np.int8)
         if state.to_act == seat:
             mask[self._legal] = 1
         return {"observation": self._observer.encode(state, seat), "action_mask": mask}
@@ -343,21 +345,21 @@ class raw_env(AECEnv):
         trick = [[s, codes[c]] for s, c in state.trick]
         won = list(state.tricks_won)
         to_act = state.to_act
-        hand_codes = self._hand_codes
+        hand_cache = self._hand_cache
         infos = {}
         for a in self.agents:
             seat = self._seat[a]
             hand = g.visible_hand(state, seat)
-            codes_of_hand = hand_codes.get(hand)
-            if codes_of_hand is None:
-                codes_of_hand = hand_codes[hand] = tuple(g.deck.codes_of(hand))
+            cached = hand_cache[seat]
+            if cached[0] != hand:
+                cached = hand_cache[seat] = (hand, tuple(g.deck.codes_of(hand)))
             infos[a] = {
                 "phase": phase,
                 "dealer": state.dealer,
                 "pot": state.pot,
                 "chips": chips,
                 "trump": trump,
-                "hand": list(codes_of_hand),
+                "hand": list(cached[1]),
                 "roles": roles,
                 "trick": trick,
                 "tricks_won": won,
