@@ -108,7 +108,7 @@ from mauscheln_env.errors import DealError, IllegalActionError, MauschelnError, 
 from mauscheln_env.observation import Observer, Piece, layout_table
 from mauscheln_env.render import render_table, role_name
 
-RESET_OPTIONS = ("dealer", "chips", "pot", "deal")
+RESET_OPTIONS = ("dealer", "chips", "scores", "pot", "deal")
 
 
 def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
@@ -120,7 +120,8 @@ def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode:
     """
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
-        illegal_reward = -float(e.config.bankroll)
+        cfg = e.config
+        illegal_reward = -float(cfg.start_score if cfg.spec.scoring == "points" else cfg.bankroll)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
@@ -212,6 +213,22 @@ class raw_env(AECEnv):
             if not _is_int(d) or not 0 <= d < n:
                 raise MauschelnError(f"reset option dealer={d!r} is not a seat; allowed: 0..{n - 1}")
             out["dealer"] = int(d)
+        points = self.config.spec.scoring == "points"
+        for key in ("chips", "scores"):
+            if options.get(key) is not None and (key == "scores") != points:
+                raise MauschelnError(
+                    f"reset option {key} does not apply to ruleset {self.config.ruleset}; "
+                    f"use {'scores' if points else 'chips'}"
+                )
+        if options.get("scores") is not None:
+            scores = options["scores"]
+            if not isinstance(scores, (list, tuple, np.ndarray)) or len(scores) != n or not all(
+                _is_int(c) and c >= 1 for c in scores
+            ):
+                raise MauschelnError(
+                    f"reset option scores={scores!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
+                )
+            out["scores"] = [int(c) for c in scores]
         if options.get("chips") is not None:
             chips = options["chips"]
             if not isinstance(chips, (list, tuple, np.ndarray)) or len(chips) != n or not all(
@@ -221,6 +238,8 @@ class raw_env(AECEnv):
                     f"reset option chips={chips!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
                 )
             out["chips"] = [int(c) for c in chips]
+        if options.get("pot") is not None and points:
+            raise MauschelnError("reset option pot does not apply to muschka, which has no pot")
         if options.get("pot") is not None:
             pot = options["pot"]
             if not _is_int(pot) or pot < 0:
@@ -345,6 +364,7 @@ class raw_env(AECEnv):
         trick = [[s, codes[c]] for s, c in state.trick]
         won = list(state.tricks_won)
         to_act = state.to_act
+        points = g.scoring == "points"
         hand_cache = self._hand_cache
         infos = {}
         for a in self.agents:
@@ -353,7 +373,7 @@ class raw_env(AECEnv):
             cached = hand_cache[seat]
             if cached[0] != hand:
                 cached = hand_cache[seat] = (hand, tuple(g.deck.codes_of(hand)))
-            infos[a] = {
+            infos[a] = info = {
                 "phase": phase,
                 "dealer": state.dealer,
                 "pot": state.pot,
@@ -365,6 +385,8 @@ class raw_env(AECEnv):
                 "tricks_won": won,
                 "legal": [codes[x] if x < g.num_cards else g.action_to_str(x) for x in legal] if seat == to_act else [],
             }
+            if points:
+                info["scores"] = list(state.scores)
         self.infos = infos
 
     # -------------------------------------------------------------- render

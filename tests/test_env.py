@@ -146,7 +146,13 @@ def test_observation_is_egocentric():
         ({"knock_min_rank": "Z"}, "rank"),
         ({"knock_min_rank": "2"}, "rank of this deck"),
         ({"ruleset": "skat"}, "available: mauscheln"),
-        ({"ruleset": "mousel"}, "not implemented"),
+        ({"ruleset": "mousel", "weli": True}, "unknown option"),
+        ({"weli": True, "belli": "7D"}, "mutually exclusive"),
+        ({"weli": True, "num_players": 6}, "32-card deck"),
+        ({"ruleset": "mouche", "num_players": 7}, "3-6 players"),
+        ({"ruleset": "mauscheln_classic", "cap": 2}, "multiple of 4"),
+        ({"ruleset": "mousel", "num_players": 6, "deck_size": 32}, "52 cards"),
+        ({"ruleset": "mouche", "pamphile_wild": True}, "needs pamphile"),
         ({"render_mode": "rgb_array"}, "allowed"),
     ],
 )
@@ -196,7 +202,7 @@ def test_deal_errors_are_deal_errors():
 
 def test_unknown_reset_option_warns_with_the_known_keys():
     env = mauscheln_env.raw_env(num_players=4)
-    with pytest.warns(UserWarning, match="known: dealer, chips, pot, deal"):
+    with pytest.warns(UserWarning, match="known: dealer, chips, scores, pot, deal"):
         env.reset(seed=0, options={"delaer": 1})
 
 
