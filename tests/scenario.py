@@ -13,13 +13,14 @@ import mauscheln_env
 from mauscheln_env.engine import Phase
 
 
-def hands_from_deck(deck: list[str], num_players: int, dealer: int, pattern=(1, 1, "T", 1, 1)):
-    """Deal ``deck`` (top first) by ``pattern`` from the dealer's left, dealer last.
+def hands_from_deck(deck: list[str], num_players: int, dealer: int, pattern=(1, 1, "T", 1, 1), direction: int = 1):
+    """Deal ``deck`` (top first) by ``pattern`` from forehand, dealer last.
 
+    Forehand is the dealer's left (``direction=1``) or right (``-1``, Mouche).
     Written independently of the engine so that the scenario's hands are a
     check on the engine's dealing too.
     """
-    seats = [(dealer + 1 + k) % num_players for k in range(num_players)]
+    seats = [(dealer + direction * (1 + k)) % num_players for k in range(num_players)]
     hands: dict[int, list[str]] = {s: [] for s in seats}
     pos = 0
     trump = None
@@ -37,11 +38,18 @@ def hands_from_deck(deck: list[str], num_players: int, dealer: int, pattern=(1, 
 class Scenario:
     """A raw env set up with a fixed deck; ``act`` steps by action strings."""
 
-    def __init__(self, deck: str, num_players: int, dealer: int = 0, pot: int = 0, chips=None, **options):
-        cards = deck.split()
-        self.env = mauscheln_env.raw_env(num_players=num_players, **options)
-        hands, trump, stock = hands_from_deck(cards, num_players, dealer)
-        reset_options = {"dealer": dealer, "pot": pot, "deal": {"hands": hands, "trump": trump, "stock": stock}}
+    def __init__(self, deck: str | None, num_players: int, dealer: int = 0, pot: int = 0, chips=None,
+                 ruleset: str = "mauscheln", hands=None, trump=None, **options):
+        self.env = mauscheln_env.raw_env(ruleset=ruleset, num_players=num_players, **options)
+        spec = self.env.game.spec
+        if deck is not None:
+            pattern = self.env.game.deal_pattern
+            hands, trump, stock = hands_from_deck(deck.split(), num_players, dealer, pattern, spec.direction)
+        else:
+            stock = []
+        reset_options = {"dealer": dealer, "deal": {"hands": hands, "trump": trump, "stock": stock}}
+        if spec.scoring != "points":
+            reset_options["pot"] = pot
         if chips is not None:
             reset_options["chips"] = chips
         self.env.reset(seed=0, options=reset_options)
