@@ -11,8 +11,10 @@
 
 Mauscheln is a four-card trick-taking game for 3-7 players in which one player
 declares that he will take two of the four tricks and the others decide whether
-to go with him. The rules are in `RULES.md` (§2.1 and the knock of §2.2); this
-module adapts the pure engine in `mauscheln_env.engine` and decides no rule.
+to go with him. The same environment plays the whole family of RULES.md, chosen
+by `ruleset=`: `mauscheln` (default), `mauscheln_classic`, `mousel`, `mouche`
+and `muschka`, each with its options (one page per ruleset in `docs/rulesets/`).
+This module adapts the pure engine in `mauscheln_env.engine` and decides no rule.
 
 ## Episodes
 
@@ -30,14 +32,21 @@ A card action's string is its code (`"QH"`, `"TD"`). By phase:
 | phase | strings |
 | --- | --- |
 | dealer's blind knock decision (`knock=True`, trump card >= `knock_min_rank`) | `knock`, `no_knock` |
-| declaring, from forehand to the dealer | `mauscheln`, `pass` |
+| declaring, from forehand to the dealer (mauscheln, classic) | `mauscheln`, `pass` |
 | going with, from the mauschler's left over every other seat | `go`, `pass` |
+| declaring (mousel) | `in`, `in_lead`, `out` |
+| deciding (mouche, muschka) | `stay`, `pass`, or a card code to start an exchange by discarding it; `swap` (Béatrix) |
 | exchanging: each card action marks one card to discard, then `done` draws | card codes, `done` |
 | playing a trick | card codes |
+| classic dealing with `schieben` | `deal`, `push` |
+| Pamphile | `announce`, `silent`; `trump:C`, `trump:S`, `trump:H`, `trump:D` |
+| Béatrix: the card the dealer gives for the trump card | card codes |
 
+The action space of a ruleset is its deck's cards followed by the named actions
+it uses, in one global order, so a string means the same decision everywhere.
 Every decision is asked, also when only one action is legal. A knocking dealer
-must mark at least one card; he receives the trump card and the rest blind.
-`env.unwrapped.action_to_str(a)` and `action_from_str(s)` convert.
+(modern form) must mark at least one card; he receives the trump card and the
+rest blind. `env.unwrapped.action_to_str(a)` and `action_from_str(s)` convert.
 
 ## Observation
 
@@ -56,17 +65,19 @@ and the dead cards) for centralised critics.
 
 ## Rewards
 
-When a deal ends (settled, no-one went with, or thrown in) every agent receives
-its chip change over that deal: ante, trick credits, bêtes. A deal's rewards sum
-to minus the change of the pot.
+When a deal ends (settled, no-one went with, a mouche, or thrown in) every agent
+receives its chip change over that deal: ante, trick credits, bêtes, bonuses and
+penalties; in muschka, the decrease of its score. A deal's rewards sum to minus
+the change of the pot, the reserve (classic cap) and the escrow (Mouche queue).
 
 ## Infos
 
 `phase`, `dealer`, `pot`, `chips` (by seat), `trump` (the trump card's code),
 `hand` (own cards seen), `roles` (by seat: `undecided`, `declined`,
-`mauschler`, `goer`, `out`, `eliminated`), `trick` (`[seat, card]` pairs in
-play order), `tricks_won`, `legal` (legal action strings for the agent to act,
-else empty). Everything is what that seat may know.
+`mauschler`, `goer`, `out`, `in`, `committed`, `stayed`, `exchanged`,
+`eliminated`), `trick` (`[seat, card]` pairs in play order), `tricks_won`,
+`legal` (legal action strings for the agent to act, else empty); in muschka
+also `scores`. Everything is what that seat may know.
 
 ## Arguments
 
@@ -74,21 +85,23 @@ else empty). Everything is what that seat may know.
 mauscheln_env.env(ruleset="mauscheln", num_players=None, render_mode=None, illegal_reward=None, **rule_options)
 ```
 
-`num_players` 3-7 (default 4, or the preset's; 32 cards for 3-5, 52 for 6-7). Rule options: `knock`
-(False), `knock_min_rank` ("Q"), `stake` (4), `bankroll` (40), `max_deals` (1;
-None for unlimited), `max_throw_ins` (50), `deck_size` (derived). `ruleset` may
-be the path of a preset in `configs/rules/`. `illegal_reward` (default minus the
+`num_players` (default 4, or the preset's). Rule options of `mauscheln`:
+`knock` (False), `knock_min_rank` ("Q"), `vierling` (False), `belli` (None,
+"7D" or "trump7"), `belli_penalty` ("pot"), `weli` (False), `stake` (4),
+`bankroll` (40), `max_deals` (1; None for unlimited), `max_throw_ins` (50),
+`deck_size` (derived: 32 for 3-5 players, 52 for 6-7). The other rulesets' options
+are on their pages. `ruleset` may be the path of a preset in `configs/rules/`. `illegal_reward` (default minus the
 bankroll) is what `env()` gives an agent that plays outside the mask; `raw_env`
 raises `IllegalActionError` instead and leaves the state unchanged.
 
-`reset(seed, options)` options: `dealer` (seat), `chips` (list, each >= 1),
-`pot` (>= 0), `deal` (`{"hands": {seat: ["QH", ...]}, "trump": "QH", "stock":
+`reset(seed, options)` options: `dealer` (seat), `chips` (list, each >= 1;
+`scores` in muschka), `pot` (>= 0), `deal` (`{"hands": {seat: ["QH", ...]}, "trump": "QH", "stock":
 [...]}`, any part; the rest is dealt from the seeded shuffle). Unknown keys are
 ignored with a warning; bad values raise `ValueError`.
 
 ## Version history
 
-* v1: first release (ruleset `mauscheln`, knock option).
+* v1: first release: the five rulesets of RULES.md and their options.
 """
 
 from __future__ import annotations
