@@ -9,9 +9,11 @@ one CPU core by default.
     python benchmarks/env_throughput.py               # 3, 4, 5, 7 players, 5 s each
     python benchmarks/env_throughput.py --players 4 --seconds 10
 
-Prints decisions/s and deals/s for ``raw_env`` and ``env()``; when PettingZoo's
-``leduc_holdem_v4`` is importable (``pip install 'pettingzoo[classic]'``) it is
-measured in the same run and the ratio is printed.
+Prints decisions/s and deals/s for ``raw_env`` and ``env()`` of the default
+ruleset, then ``raw_env`` of every ruleset at 4 players with its speed relative
+to the default; when PettingZoo's ``leduc_holdem_v4`` is importable
+(``pip install 'pettingzoo[classic]'``) it is measured in the same run and the
+ratio is printed. Deals counted include throw-ins.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per row")
     parser.add_argument("--knock", action="store_true", help="enable the knock option")
     parser.add_argument("--cpu", type=int, default=0, help="core to pin to (-1: do not pin)")
+    parser.add_argument("--rulesets", nargs="*", default=list(mauscheln_env.RULESETS),
+                        help="rulesets to compare at 4 players (none: skip)")
     args = parser.parse_args(argv)
     if args.cpu >= 0 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
@@ -73,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             rate, deals, _ = measure(lambda f=factory, n=n: f(num_players=n, knock=args.knock), args.seconds)
             rows[(name, n)] = rate
             print(f"{f'mauscheln {n}p {name}':<28} {rate:>12,.0f} {deals:>10,.0f}")
+    if args.rulesets:
+        print(f"\n{'ruleset (4 players, raw_env)':<28} {'decisions/s':>12} {'deals/s':>10} {'vs mauscheln':>13}")
+        base = None
+        for ruleset in ["mauscheln", *[r for r in args.rulesets if r != "mauscheln"]]:
+            rate, deals, _ = measure(lambda r=ruleset: mauscheln_env.raw_env(ruleset=r, num_players=4), args.seconds)
+            base = base or rate
+            print(f"{ruleset:<28} {rate:>12,.0f} {deals:>10,.0f} {rate / base:>12.2f}x")
     try:
         from pettingzoo.classic import leduc_holdem_v4
     except Exception as exc:  # noqa: BLE001 - optional comparison only
