@@ -1,0 +1,244 @@
+"""Learned policies: the network, its checkpoint format, and the agent that plays it.
+
+A checkpoint is data, never code: a ``.safetensors`` file whose tensors are the
+network's weights and whose metadata (plain JSON strings) hold the rule
+configuration, the observation layout (piece names and sizes), the action
+strings and the network's shape. :func:`load_policy` refuses a file that does
+not match the environment it is asked to play in, with a message that says
+what differs. Nothing is ever unpickled.
+
+    agent = make_agent("learned", checkpoint="mauscheln4", greedy=True)
+
+``checkpoint`` is a path or the name of a policy shipped in
+``agents/policies/`` (``available_policies()`` lists them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import Agent, Info, legal_ids, register_agent
+from mauscheln_env.config import make_config
+from mauscheln_env.engine import Game
+from mauscheln_env.errors import MauschelnError
+from mauscheln_env.observation import Observer
+
+POLICY_DIR = Path(__file__).resolve().parent / "policies"
+FORMAT = "mauscheln-policy-v1"
+
+
+class CheckpointError(MauschelnError):
+    """A checkpoint that is missing, corrupt, or made for another environment."""
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """The shape of a :class:`PolicyNet`."""
+
+    obs_size: int
+    num_actions: int
+    hidden: tuple[int, ...] = (256, 256)
+    critic_size: int | None = None
+    """Input size of the value head; ``None`` means the observation (no centralised critic)."""
+
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.Tanh())
+    return nn.Sequential(*layers)
+
+
+class PolicyNet(nn.Module):
+    """Separate actor and critic MLPs; illegal actions are masked out of the logits."""
+
+    def __init__(self, spec: NetSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.actor = _mlp([spec.obs_size, *spec.hidden, spec.num_actions])
+        self.critic = _mlp([spec.critic_size or spec.obs_size, *spec.hidden, 1])
+        with torch.no_grad():  # small last layers, as in CleanRL's PPO
+            self.actor[-1].weight.mul_(0.01)
+            self.actor[-1].bias.zero_()
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.actor(obs)
+        return logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+
+    def value(self, critic_input: torch.Tensor) -> torch.Tensor:
+        return self.critic(critic_input).squeeze(-1)
+
+
+def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities and the masked entropy (illegal actions contribute nothing)."""
+    logp = torch.log_softmax(logits, dim=-1)
+    p = logp.exp()
+    entropy = -(torch.where(mask, p * logp, torch.zeros_like(p))).sum(-1)
+    return logp, entropy
+
+
+def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Sample from masked logits; a masked action has probability exactly 0."""
+    probs = torch.softmax(logits, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+
+
+# ---------------------------------------------------------------------- checkpoint format
+def layout_of(game: Game) -> dict[str, Any]:
+    """What a policy is tied to: the rules, the observation pieces and the action strings."""
+    observer = Observer(game)
+    return {
+        "rules": game.config.to_dict(),
+        "observation": [[p.name, p.size] for p in observer.pieces],
+        "actions": [game.action_to_str(a) for a in range(game.num_actions)],
+    }
+
+
+def save_policy(path: str | Path, net: PolicyNet, game: Game, extra: dict[str, Any] | None = None) -> Path:
+    """Write weights and metadata atomically (a temporary file, then a rename)."""
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "net": json.dumps({"obs_size": net.spec.obs_size, "num_actions": net.spec.num_actions,
+                           "hidden": list(net.spec.hidden), "critic_size": net.spec.critic_size}),
+        "layout": json.dumps(layout_of(game)),
+        "extra": json.dumps(extra or {}),
+    }
+    tensors = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    os.close(fd)
+    try:
+        save_file(tensors, tmp, metadata=meta)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def resolve_checkpoint(name_or_path: str | Path) -> Path:
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    shipped = POLICY_DIR / f"{name_or_path}.safetensors"
+    if shipped.is_file():
+        return shipped
+    raise CheckpointError(
+        f"checkpoint {str(name_or_path)!r} is neither a file nor a shipped policy; "
+        f"shipped: {', '.join(available_policies()) or 'none'}"
+    )
+
+
+def available_policies() -> list[str]:
+    return sorted(p.stem for p in POLICY_DIR.glob("*.safetensors"))
+
+
+def read_policy(name_or_path: str | Path) -> tuple[PolicyNet, dict[str, Any], dict[str, Any]]:
+    """Load a checkpoint: (network, layout, extra). Raises :class:`CheckpointError` on anything wrong."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file, safe_open
+
+    path = resolve_checkpoint(name_or_path)
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"{path} is not a readable safetensors checkpoint: {exc}") from exc
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a mauscheln policy (format {meta.get('format')!r}, expected {FORMAT!r})")
+    try:
+        net_meta = json.loads(meta["net"])
+        layout = json.loads(meta["layout"])
+        extra = json.loads(meta.get("extra", "{}"))
+        spec = NetSpec(net_meta["obs_size"], net_meta["num_actions"], tuple(net_meta["hidden"]), net_meta["critic_size"])
+        net = PolicyNet(spec)
+        net.load_state_dict(tensors)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{path} has damaged metadata or weights: {exc}") from exc
+    net.eval()
+    return net, layout, extra
+
+
+def check_compatible(layout: dict[str, Any], game: Game, source: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointError` naming the first difference between a policy and an environment."""
+    here = layout_of(game)
+    if layout.get("observation") != here["observation"]:
+        raise CheckpointError(
+            f"{source} was trained on observations {_describe(layout.get('observation'))} but this environment "
+            f"({here['rules']['ruleset']}, {game.n} players) produces {_describe(here['observation'])}"
+        )
+    if layout.get("actions") != here["actions"]:
+        raise CheckpointError(
+            f"{source} was trained with {len(layout.get('actions') or [])} actions but this environment has "
+            f"{len(here['actions'])} ({here['rules']['ruleset']}, {game.n} players)"
+        )
+
+
+def _describe(pieces: Any) -> str:
+    if not pieces:
+        return "(none)"
+    return f"of size {sum(size for _, size in pieces)} ({len(pieces)} pieces)"
+
+
+def load_policy(name_or_path: str | Path, game: Game) -> PolicyNet:
+    net, layout, _ = read_policy(name_or_path)
+    check_compatible(layout, game, str(name_or_path))
+    return net
+
+
+# ---------------------------------------------------------------------- agent
+class LearnedAgent(Agent):
+    """Plays a trained :class:`PolicyNet` from the observation and the mask alone."""
+
+    name = "learned"
+
+    def __init__(self, seed: int | None = None, checkpoint: str = "mauscheln4", greedy: bool = True) -> None:
+        super().__init__(seed)
+        if not isinstance(greedy, bool):
+            raise ValueError(f"greedy={greedy!r} is not allowed; allowed: True or False")
+        self.params = {"checkpoint": str(checkpoint), "greedy": greedy}
+        self.net, self.layout, self.extra = read_policy(checkpoint)
+        self.greedy = greedy
+
+    def setup(self, game: Game, seat: int) -> None:
+        super().setup(game, seat)
+        check_compatible(self.layout, game, self.params["checkpoint"])
+
+    @torch.no_grad()
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
+        legal = legal_ids(action_mask)
+        obs = torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(action_mask, dtype=bool)).unsqueeze(0)
+        logits = self.net.masked_logits(obs, mask)[0]
+        if self.greedy:
+            action = int(torch.argmax(logits))
+        else:
+            p = torch.softmax(logits, -1).numpy().astype(np.float64)
+            action = int(self.rng.choice(len(p), p=p / p.sum()))
+        if not action_mask[action]:  # cannot happen with a finite mask; kept as a hard guarantee
+            action = int(legal[0])
+        return action
+
+
+def rules_of(layout: dict[str, Any]) -> Game:
+    """The :class:`Game` a checkpoint was trained for."""
+    rules = dict(layout["rules"])
+    return Game(make_config(rules.pop("ruleset"), rules.pop("num_players"), **rules))
+
+
+register_agent("learned", LearnedAgent, "a trained policy network (checkpoint= a path or a shipped policy name)")

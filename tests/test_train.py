@@ -1,0 +1,187 @@
+"""Training: smoke runs in a subprocess, exact resume, checkpoint refusal, masking, the SB3 wrapper."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.learned import CheckpointError, LearnedAgent, NetSpec, PolicyNet, masked_distribution, sample_actions
+from mauscheln_env import Game, make_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
+
+
+def run_train(*flags: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "train.ppo_selfplay", "--config", str(SMOKE), *flags],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def test_ppo_selfplay_smoke_run(tmp_path):
+    proc = run_train("--run-dir", str(tmp_path / "run"), "--total-decisions", "768", "--seed", "3")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "update 3/3" in proc.stdout and "decisions/s end to end" in proc.stdout
+    run = tmp_path / "run"
+    assert (run / "policy.safetensors").is_file()
+    assert (run / "checkpoints" / "latest").read_text() == "update_000003"
+    assert any(p.name.startswith("events.out.tfevents") for p in run.iterdir())
+    # The saved policy plays through the agent interface.
+    agent = LearnedAgent(checkpoint=str(run / "policy.safetensors"))
+    game = Game(make_config("mauscheln", 4, max_deals=3))
+    agent.setup(game, 0)
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+def test_killed_run_resumes_with_the_same_next_update(tmp_path):
+    """An interrupted run resumed from its checkpoint makes exactly the update an uninterrupted run makes."""
+    full = tmp_path / "full"
+    proc = run_train("--run-dir", str(full), "--total-decisions", "768", "--seed", "5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    part = tmp_path / "part"
+    proc = run_train("--run-dir", str(part), "--total-decisions", "768", "--seed", "5", "--max-updates", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (part / "checkpoints" / "latest").read_text() == "update_000002"
+    proc = subprocess.run([sys.executable, "-m", "train.ppo_selfplay", "--resume", str(part)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "resumed" in proc.stdout
+    a = _weights(full / "checkpoints" / "update_000003" / "policy.safetensors")
+    b = _weights(part / "checkpoints" / "update_000003" / "policy.safetensors")
+    assert a.keys() == b.keys()
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    # ...and a different seed gives a different run (the comparison can fail).
+    other = tmp_path / "other"
+    proc = run_train("--run-dir", str(other), "--total-decisions", "768", "--seed", "6")
+    assert proc.returncode == 0
+    c = _weights(other / "checkpoints" / "update_000003" / "policy.safetensors")
+    assert any(not torch.equal(a[k], c[k]) for k in a)
+
+
+def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):
+    from agents.learned import load_policy, save_policy
+
+    game4 = Game(make_config("mauscheln", 4))
+    net = PolicyNet(NetSpec(4, 4))
+    bad = tmp_path / "garbage.safetensors"
+    bad.write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError, match="not a readable safetensors"):
+        load_policy(bad, game4)
+    with pytest.raises(CheckpointError, match="neither a file nor a shipped policy"):
+        load_policy(tmp_path / "missing.safetensors", game4)
+    # A policy trained for 5 players refuses a 4-player table, naming the difference.
+    game5 = Game(make_config("mauscheln", 5))
+    from mauscheln_env.observation import Observer
+
+    net5 = PolicyNet(NetSpec(Observer(game5).size, game5.num_actions))
+    path = save_policy(tmp_path / "five.safetensors", net5, game5)
+    with pytest.raises(CheckpointError, match="5 players|observations"):
+        load_policy(path, game4)
+    # Not a policy at all: a safetensors file without our metadata.
+    from safetensors.torch import save_file
+
+    plain = tmp_path / "plain.safetensors"
+    save_file({"w": torch.zeros(2)}, str(plain))
+    with pytest.raises(CheckpointError, match="not a mauscheln policy"):
+        load_policy(plain, game4)
+    assert net  # the small net was only needed for the shape
+
+
+def test_a_resume_without_checkpoint_is_refused(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "train.ppo_selfplay", "--resume", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "not a run directory" in proc.stderr
+
+
+def test_masked_distribution_never_samples_an_illegal_action():
+    torch.manual_seed(0)
+    logits = torch.randn(512, 38) * 5
+    mask = torch.rand(512, 38) < 0.2
+    mask[torch.arange(512), torch.randint(0, 38, (512,))] = True
+    masked = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(20):
+        actions = sample_actions(masked, gen)
+        assert mask[torch.arange(512), actions].all()
+    logp, entropy = masked_distribution(masked, mask)
+    assert torch.isfinite(entropy).all()
+    assert torch.allclose(logp.exp().sum(-1), torch.ones(512), atol=1e-5)
+    assert (logp.exp()[~mask] == 0).all()
+    # The masked entropy of a uniform policy over k legal actions is log k.
+    uniform = torch.zeros(1, 38).masked_fill(~mask[:1], torch.finfo(torch.float32).min)
+    _, ent = masked_distribution(uniform, mask[:1])
+    assert ent.item() == pytest.approx(np.log(mask[0].sum().item()), rel=1e-5)
+
+
+def test_seat_gae_credits_settlements_that_land_on_other_turns():
+    from train.ppo_selfplay import _seat_gae
+
+    # One session, two seats: seat 0 acts at t=0, seat 1 at t=1 (the deal ends there, paying both).
+    rewards = torch.zeros(2, 1, 2)
+    rewards[1, 0] = torch.tensor([3.0, -3.0])
+    values = torch.zeros(2, 1)
+    seats = torch.tensor([[0], [1]])
+    dones = torch.tensor([[False], [True]])
+    adv, ret = _seat_gae(rewards, values, seats, dones, torch.zeros(1, 2), gamma=1.0, lam=1.0)
+    assert ret[:, 0].tolist() == [3.0, -3.0]
+
+
+def test_sb3_wrapper_checkers_and_rewards():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    from agents.single_agent import SingleAgentEnv
+
+    with pytest.warns(UserWarning):
+        check_env(SingleAgentEnv(opponents="random", num_players=4, max_deals=2), skip_render_check=True)
+    sb3_check_env(SingleAgentEnv(opponents="random", num_players=4, max_deals=2), warn=False)
+    env = SingleAgentEnv(opponents="expert", num_players=5, max_deals=3, knock=True)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for episode in range(25):
+        env.reset(seed=episode)
+        total, done, truncated = 0.0, False, False
+        while not (done or truncated):
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            _, reward, done, truncated, _ = env.step(action)
+            total += reward
+        state = env.env.engine_state
+        expected = sum(result.deltas[env.seat] for result in state.results)
+        assert total == expected, (episode, total, expected)
+        checked += bool(expected)
+    assert checked > 5
+
+
+def test_sb3_wrapper_refuses_bad_arguments():
+    from agents.single_agent import SingleAgentEnv
+
+    with pytest.raises(ValueError, match="seat"):
+        SingleAgentEnv(seat=9)
+    with pytest.raises(ValueError, match="opponents"):
+        SingleAgentEnv(opponents=["random"], num_players=4)
+    env = SingleAgentEnv(illegal_action="raise")
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.raises(ValueError, match="not legal"):
+        env.step(illegal)
+
+
+@pytest.mark.slow
+def test_sb3_maskable_smoke(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "train.sb3_maskable", "--timesteps", "512", "--n-envs", "2",
+                           "--eval-deals", "0", "--runs-root", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "trained 512" in proc.stdout

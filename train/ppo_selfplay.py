@@ -1,0 +1,693 @@
+"""Masked PPO self-play for the Mauscheln family (CleanRL-style, one file, top to bottom).
+
+    mauscheln train --config configs/train/quick.yaml
+    python -m train.ppo_selfplay --total-decisions 2000000 --num-envs 512 --seed 1
+    python -m train.ppo_selfplay --resume runs/mauscheln__ppo_selfplay__1__1764470000
+
+One policy network plays every seat from the egocentric observation. Illegal
+actions are masked when sampling, the mask is stored with every transition and
+applied again at update time (so the probability ratio uses the same support),
+and the entropy bonus is the masked entropy. The value head sees the
+observation, or with ``central_critic`` the full hidden state plus the seat
+(a centralised critic, training only).
+
+Each rollout starts fresh sessions from a seed derived from (seed, update);
+sessions that are still running when the rollout ends are bootstrapped with
+the value of each seat's current observation. This makes an update a pure
+function of (parameters, optimiser state, seed, update index), so a killed
+run resumed from its last checkpoint repeats exactly the updates it would have
+made. A seat's reward for a decision is everything it received until its next
+decision (settlements land during other seats' turns), and its advantage chain
+(GAE) runs over its own decisions only.
+
+Opponents: in a share of the sessions every seat is the current policy; in the
+others one seat is the learner and the rest are one opponent drawn from the
+pool of frozen past snapshots (preferring those the learner beats least) or,
+with the reference backend, from the scripted baselines.
+
+Everything a researcher looks at goes to TensorBoard under ``runs/<name>``:
+``charts/`` (rewards, decisions/s, how often the policy declares, goes with and
+exchanges by seat and by pot size), ``losses/`` (policy, value, entropy, KL,
+clip fraction) and ``eval/`` (duplicate evaluation against the baselines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
+from mauscheln_env.config import make_config
+from mauscheln_env.engine import Game
+from mauscheln_env.errors import ConfigError
+from mauscheln_env.vector import make_vector_env
+
+
+@dataclass
+class Args:
+    """Training configuration. Every field is a command-line flag (``--num-envs 256``) and a YAML key."""
+
+    exp_name: str = "ppo_selfplay"
+    """Name of the experiment (part of the run directory's name)."""
+    seed: int = 1
+    """Seed of everything: dealing, sampling, minibatches, initial weights."""
+    ruleset: str = "mauscheln"
+    """Ruleset to train on (the batched backend supports ``mauscheln``)."""
+    num_players: int = 4
+    """Seats at the table."""
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Further rule options, e.g. ``{knock: true}``."""
+    max_deals: int = 3
+    """Settled deals per training session, so that the pot carried over is learned."""
+    backend: str = "batched"
+    """``batched`` (tensor engine) or ``reference`` (Python loop over the reference engine)."""
+    device: str = "cpu"
+    """Torch device for the environment and the network."""
+    threads: int = 2
+    """``torch.set_num_threads``."""
+    total_decisions: int = 2_000_000
+    """Environment decisions to collect (all seats, learner or not)."""
+    num_envs: int = 256
+    """Sessions stepped together."""
+    num_steps: int = 64
+    """Decisions per session per rollout."""
+    learning_rate: float = 3e-4
+    """Adam learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0."""
+    gamma: float = 1.0
+    """Discount per decision of the same seat (rewards are chips; sessions are short)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    num_minibatches: int = 4
+    """Minibatches per epoch."""
+    update_epochs: int = 4
+    """Epochs over each rollout."""
+    clip_coef: float = 0.2
+    """PPO clip range."""
+    clip_vloss: bool = True
+    """Clip the value loss as in PPO2."""
+    ent_coef: float = 0.01
+    """Weight of the masked entropy bonus."""
+    vf_coef: float = 0.5
+    """Weight of the value loss."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping."""
+    target_kl: float | None = None
+    """Stop the epochs early when the approximate KL exceeds this."""
+    reward_scale: float = 0.1
+    """Rewards (chips) are multiplied by this for learning; logs report chips."""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the actor and the critic."""
+    central_critic: bool = False
+    """Value head on the full state plus the seat (centralised critic) instead of the observation."""
+    self_play_prob: float = 0.5
+    """Share of sessions in which every seat is the current policy."""
+    pool_size: int = 8
+    """Frozen past snapshots kept as opponents."""
+    pool_every: int = 10
+    """Updates between snapshots added to the pool."""
+    baseline_opponents: list[str] = field(default_factory=list)
+    """Scripted agents also drawn as opponents (reference backend only), e.g. ``[expert]``."""
+    checkpoint_every: int = 10
+    """Updates between checkpoints (and always at the end)."""
+    eval_every: int = 0
+    """Updates between duplicate evaluations during training (0: only at the end)."""
+    eval_deals: int = 200
+    """Duplicate deals per opponent in the periodic evaluation."""
+    eval_agents: list[str] = field(default_factory=lambda: ["random", "expert"])
+    """Baselines of the periodic evaluation."""
+    final_eval_deals: int = 1000
+    """Duplicate deals per opponent in the final evaluation (0: none)."""
+    final_eval_agents: list[str] = field(default_factory=lambda: ["random", "beginner", "expert"])
+    """Baselines of the final evaluation."""
+    runs_root: str = "runs"
+    """Where run directories are made."""
+    run_dir: str | None = None
+    """Run directory (default: ``runs_root/<ruleset>__<exp_name>__<seed>__<time>``)."""
+    resume: str | None = None
+    """Run directory to continue from its last checkpoint."""
+    max_updates: int | None = None
+    """Stop after this many updates in this process (for tests; the run can be resumed)."""
+
+
+# ---------------------------------------------------------------------------- configuration
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", help="YAML file of Args fields (configs/train/*.yaml); flags override it")
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        parser.add_argument(flag, dest=f.name, default=None, help=_field_doc(f.name))
+    ns = parser.parse_args(argv)
+    values: dict[str, Any] = {}
+    if ns.config:
+        path = Path(ns.config)
+        if not path.is_file():
+            raise ConfigError(f"training config {ns.config!r} does not exist")
+        data = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"training config {ns.config!r} must be a mapping of Args fields")
+        values.update(data)
+    for f in dataclasses.fields(Args):
+        raw = getattr(ns, f.name)
+        if raw is not None:
+            values[f.name] = yaml.safe_load(raw)
+    return make_args(values)
+
+
+def make_args(values: dict[str, Any]) -> Args:
+    """Validate a mapping of field values into :class:`Args` (unknown keys and wrong types raise)."""
+    names = {f.name: f for f in dataclasses.fields(Args)}
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ConfigError(f"unknown training option(s) {', '.join(unknown)}; allowed: {', '.join(names)}")
+    args = Args(**values)
+    checks = [
+        (args.total_decisions > 0, "total_decisions must be > 0"),
+        (args.num_envs >= 1 and args.num_steps >= 1, "num_envs and num_steps must be >= 1"),
+        (args.num_minibatches >= 1 and args.update_epochs >= 1, "num_minibatches and update_epochs must be >= 1"),
+        (0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "gamma must be in (0, 1] and gae_lambda in [0, 1]"),
+        (0 <= args.self_play_prob <= 1, "self_play_prob must be in [0, 1]"),
+        (args.backend in ("batched", "reference"), "backend must be 'batched' or 'reference'"),
+        (args.pool_size >= 0 and args.pool_every >= 1, "pool_size must be >= 0 and pool_every >= 1"),
+        (isinstance(args.rules, dict), "rules must be a mapping of rule options"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(f"invalid training configuration: {message}")
+    if args.baseline_opponents and args.backend != "reference":
+        raise ConfigError("baseline_opponents need backend='reference' (scripted agents read the info dicts "
+                          "that only the reference engine produces); use pool snapshots with the batched backend")
+    return args
+
+
+def _field_doc(name: str) -> str:
+    src = Path(__file__).read_text()
+    key = f"    {name}:"
+    i = src.find(key)
+    j = src.find('"""', i)
+    k = src.find('"""', j + 3)
+    return src[j + 3:k] if i >= 0 and j >= 0 else ""
+
+
+def seed_for(seed: int, *keys: int) -> int:
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0])
+
+
+# ---------------------------------------------------------------------------- checkpoints
+def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch.optim.Optimizer,
+                    game: Game, args: Args, pool: list[dict[str, torch.Tensor]], stats: dict[str, Any]) -> Path:
+    """Write ``checkpoints/update_XXXXXX/`` atomically (temporary folder, then a rename), then point ``latest`` at it."""
+    from safetensors.torch import save_file
+
+    ckpt_root = run_dir / "checkpoints"
+    ckpt_root.mkdir(parents=True, exist_ok=True)
+    final = ckpt_root / f"update_{update:06d}"
+    tmp = Path(tempfile.mkdtemp(dir=ckpt_root, prefix=".tmp_"))
+    try:
+        save_policy(tmp / "policy.safetensors", net, game, extra={"update": update, "args": dataclasses.asdict(args)})
+        opt_tensors, opt_meta = _flatten_optimizer(optimizer)
+        save_file(opt_tensors, str(tmp / "optimizer.safetensors"), metadata={"state": json.dumps(opt_meta)})
+        pool_tensors = {f"{i}.{k}": v.contiguous() for i, sd in enumerate(pool) for k, v in sd.items()}
+        save_file(pool_tensors or {"empty": torch.zeros(1)}, str(tmp / "pool.safetensors"),
+                  metadata={"size": str(len(pool))})
+        (tmp / "trainer.json").write_text(json.dumps({"update": update, "stats": stats}, indent=1))
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    pointer = ckpt_root / "latest.tmp"
+    pointer.write_text(final.name)
+    os.replace(pointer, ckpt_root / "latest")
+    return final
+
+
+def _flatten_optimizer(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    sd = optimizer.state_dict()
+    tensors: dict[str, torch.Tensor] = {}
+    scalars: dict[str, Any] = {}
+    for pid, state in sd["state"].items():
+        for key, value in state.items():
+            if torch.is_tensor(value):
+                tensors[f"{pid}.{key}"] = value.detach().cpu().contiguous()
+            else:
+                scalars[f"{pid}.{key}"] = value
+    return tensors or {"empty": torch.zeros(1)}, {"param_groups": sd["param_groups"], "scalars": scalars}
+
+
+def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game
+                    ) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
+    """Restore the last checkpoint of ``run_dir``; returns (update, pool, stats)."""
+    from safetensors.torch import load_file, safe_open
+
+    from agents.learned import CheckpointError, check_compatible, read_policy
+
+    pointer = run_dir / "checkpoints" / "latest"
+    if not pointer.is_file():
+        raise CheckpointError(f"{run_dir} has no checkpoint to resume from (no checkpoints/latest)")
+    ckpt = run_dir / "checkpoints" / pointer.read_text().strip()
+    loaded, layout, extra = read_policy(ckpt / "policy.safetensors")
+    check_compatible(layout, game, str(ckpt))
+    if loaded.spec != net.spec:
+        raise CheckpointError(f"{ckpt} holds a network of shape {loaded.spec}, this run builds {net.spec}")
+    net.load_state_dict(loaded.state_dict())
+    with safe_open(str(ckpt / "optimizer.safetensors"), framework="pt") as f:
+        meta = json.loads(f.metadata()["state"])
+    tensors = load_file(str(ckpt / "optimizer.safetensors"))
+    state: dict[int, dict[str, Any]] = {}
+    for key, value in tensors.items():
+        if key == "empty":
+            continue
+        pid, name = key.split(".", 1)
+        state.setdefault(int(pid), {})[name] = value
+    for key, value in meta["scalars"].items():
+        pid, name = key.split(".", 1)
+        state.setdefault(int(pid), {})[name] = value
+    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    pool_tensors = load_file(str(ckpt / "pool.safetensors"))
+    with safe_open(str(ckpt / "pool.safetensors"), framework="pt") as f:
+        size = int(f.metadata()["size"])
+    pool = [{k.split(".", 1)[1]: v for k, v in pool_tensors.items() if k.split(".", 1)[0] == str(i)} for i in range(size)]
+    trainer = json.loads((ckpt / "trainer.json").read_text())
+    return int(extra["update"]), pool, trainer.get("stats", {})
+
+
+# ---------------------------------------------------------------------------- the run
+def train(args: Args) -> dict[str, Any]:
+    # -- run directory, config, seeding -------------------------------------------------------------
+    if args.resume:
+        run_dir = Path(args.resume)
+        saved = run_dir / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"{run_dir} is not a run directory (no config.yaml)")
+        keep = {"resume": args.resume, "max_updates": args.max_updates}
+        args = make_args({**yaml.safe_load(saved.read_text()), **keep})
+    else:
+        stamp = int(time.time())
+        run_dir = Path(args.run_dir or Path(args.runs_root) / f"{args.ruleset}__{args.exp_name}__{args.seed}__{stamp}")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        saved_args = {k: v for k, v in dataclasses.asdict(args).items() if k not in ("resume", "max_updates")}
+        saved_args["run_dir"] = str(run_dir)
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_args, sort_keys=False))
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    config = make_config(args.ruleset, args.num_players, max_deals=args.max_deals, **args.rules)
+    game = Game(config)
+    envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed)
+    B, n, T = args.num_envs, envs.num_players, args.num_steps
+    D, A = envs.obs_size, envs.num_actions
+    critic_size = (envs.state_size + n) if args.central_critic else None
+    net = PolicyNet(NetSpec(D, A, tuple(args.hidden), critic_size)).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    num_updates = max(1, args.total_decisions // (B * T))
+    start_update, pool, stats = 0, [], {}
+    if args.resume:
+        start_update, pool, stats = load_checkpoint(run_dir, net, optimizer, game)
+        print(f"resumed {run_dir} at update {start_update}/{num_updates}")
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir))
+    if start_update == 0:
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+            f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+    baselines = _baseline_players(args, game)
+    pool_scores: list[float] = stats.get("pool_scores", [0.0] * len(pool))
+    opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
+
+    # -- storage ---------------------------------------------------------------------------------
+    obs_buf = torch.zeros(T, B, D, device=device)
+    mask_buf = torch.zeros(T, B, A, dtype=torch.bool, device=device)
+    critic_buf = torch.zeros(T, B, critic_size or D, device=device)
+    act_buf = torch.zeros(T, B, dtype=torch.long, device=device)
+    logp_buf = torch.zeros(T, B, device=device)
+    val_buf = torch.zeros(T, B, device=device)
+    seat_buf = torch.zeros(T, B, dtype=torch.long, device=device)
+    learner_buf = torch.zeros(T, B, dtype=torch.bool, device=device)
+    rew_buf = torch.zeros(T, B, n, device=device)
+    done_buf = torch.zeros(T, B, dtype=torch.bool, device=device)
+    summary: dict[str, Any] = {"run_dir": str(run_dir)}
+    decisions_done = start_update * B * T
+    t_start = time.perf_counter()
+
+    for update in range(start_update, num_updates):
+        if args.max_updates is not None and update - start_update >= args.max_updates:
+            break
+        t_update = time.perf_counter()
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
+        gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
+        rng = np.random.default_rng(seed_for(args.seed, update, 2))
+
+        # -- rollout: fresh sessions, one opponent assignment per session ------------------------
+        obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
+        controllers = _assign(rng, B, n, args.self_play_prob, len(opponent_nets), len(baselines), pool_scores)
+        chips_won = torch.zeros(B, n)
+        pool_won = torch.zeros(len(opponent_nets) + 1)  # learner chips against snapshot k (index k)
+        pool_deals = torch.zeros(len(opponent_nets) + 1)
+        phase_stats = _PhaseStats(game)
+        net.eval()
+        for t in range(T):
+            seat = to_act.to(device)
+            ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
+            with torch.no_grad():
+                critic_in = _critic_input(envs, obs, seat, n) if args.central_critic else obs
+                logits = net.masked_logits(obs, mask)
+                action = sample_actions(logits, gen if device.type == "cpu" else None)
+                logp_all, _ = masked_distribution(logits, mask)
+                value = net.value(critic_in)
+                for k, opp in enumerate(opponent_nets, start=1):
+                    rows = (ctrl == k).nonzero().squeeze(-1)
+                    if rows.numel():
+                        action[rows] = sample_actions(opp.masked_logits(obs[rows], mask[rows]),
+                                                      gen if device.type == "cpu" else None)
+            if baselines:
+                _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets))
+            obs_buf[t], mask_buf[t], critic_buf[t] = obs, mask, critic_in
+            act_buf[t], val_buf[t], seat_buf[t] = action, value, seat
+            logp_buf[t] = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+            learner_buf[t] = ctrl == 0
+            phase_stats.record(obs, action, seat, ctrl == 0)
+            step = envs.step(action)
+            obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
+            rew_buf[t] = step.rewards.to(device)
+            ended = (step.terminated | step.truncated).to(device)
+            done_buf[t] = ended
+            rewards_cpu = step.rewards.cpu()
+            chips_won += rewards_cpu
+            if opponent_nets:  # the learner's result against each snapshot it met
+                opp = controllers.max(dim=1).values
+                learner_seat = (controllers == 0).float().argmax(dim=1)
+                vs_pool = (opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
+                if vs_pool.any():
+                    rows = vs_pool.nonzero().squeeze(-1)
+                    pool_won.index_add_(0, opp[rows], rewards_cpu[rows, learner_seat[rows]])
+                    pool_deals.index_add_(0, opp[rows], torch.ones(len(rows)))
+            if ended.any():  # new sessions get new opponents
+                idx = ended.nonzero().squeeze(-1).cpu()
+                controllers[idx] = _assign(rng, len(idx), n, args.self_play_prob, len(opponent_nets), len(baselines),
+                                           pool_scores)
+
+        # -- bootstrap every seat's value, then GAE along each seat's own decisions -----------------
+        with torch.no_grad():
+            boot = torch.stack([
+                net.value(_critic_input(envs, envs.observe(s).to(device), torch.full((B,), s, device=device), n)
+                          if args.central_critic else envs.observe(s).to(device))
+                for s in range(n)], dim=1)
+        adv_buf, ret_buf = _seat_gae(rew_buf * args.reward_scale, val_buf, seat_buf, done_buf, boot,
+                                     args.gamma, args.gae_lambda)
+
+        # -- PPO update over the learner's decisions -------------------------------------------------
+        net.train()
+        sel = learner_buf.reshape(-1)
+        b_obs, b_mask = obs_buf.reshape(-1, D)[sel], mask_buf.reshape(-1, A)[sel]
+        b_critic = critic_buf.reshape(T * B, -1)[sel]
+        b_act, b_logp = act_buf.reshape(-1)[sel], logp_buf.reshape(-1)[sel]
+        b_adv, b_ret, b_val = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel], val_buf.reshape(-1)[sel]
+        size = int(sel.sum())
+        mb = max(1, size // args.num_minibatches)
+        clipfracs, approx_kl, pg_loss, v_loss, entropy_loss, old_kl = [], torch.tensor(0.0), 0.0, 0.0, 0.0, 0.0
+        for _epoch in range(args.update_epochs):
+            order = torch.randperm(size, generator=gen).to(device)
+            for start in range(0, size, mb):
+                idx = order[start:start + mb]
+                logits = net.masked_logits(b_obs[idx], b_mask[idx])
+                logp_all, entropy = masked_distribution(logits, b_mask[idx])
+                new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
+                ratio = (new_logp - b_logp[idx]).exp()
+                with torch.no_grad():
+                    old_kl = (-(new_logp - b_logp[idx])).mean()
+                    approx_kl = ((ratio - 1) - (new_logp - b_logp[idx])).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                adv = b_adv[idx]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
+                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                new_v = net.value(b_critic[idx])
+                if args.clip_vloss:
+                    v_clipped = b_val[idx] + (new_v - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                    vl = 0.5 * torch.max((new_v - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
+                else:
+                    vl = 0.5 * ((new_v - b_ret[idx]) ** 2).mean()
+                ent = entropy.mean()
+                loss = pg - args.ent_coef * ent + args.vf_coef * vl
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+                pg_loss, v_loss, entropy_loss = pg.item(), vl.item(), ent.item()
+            if args.target_kl is not None and approx_kl > args.target_kl:
+                break
+
+        # -- pool, bookkeeping, logs ----------------------------------------------------------------
+        _update_pool_scores(pool_scores, pool_won[1:], pool_deals[1:])
+        for k, score in enumerate(pool_scores):
+            writer.add_scalar(f"pool/learner_chips_per_deal_vs_snapshot_{k}", score, decisions_done)
+        if args.pool_size and (update + 1) % args.pool_every == 0:
+            pool.append({k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
+            pool_scores.append(0.0)
+            if len(pool) > args.pool_size:
+                pool.pop(0)
+                pool_scores.pop(0)
+            opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
+        decisions_done += B * T
+        dt = time.perf_counter() - t_update
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions_done)
+        writer.add_scalar("charts/decisions_per_second", B * T / dt, decisions_done)
+        writer.add_scalar("charts/learner_decisions", size, decisions_done)
+        writer.add_scalar("charts/chips_per_seat_per_rollout", float(chips_won.mean()), decisions_done)
+        writer.add_scalar("losses/policy_loss", pg_loss, decisions_done)
+        writer.add_scalar("losses/value_loss", v_loss, decisions_done)
+        writer.add_scalar("losses/entropy", entropy_loss, decisions_done)
+        writer.add_scalar("losses/approx_kl", float(approx_kl), decisions_done)
+        writer.add_scalar("losses/old_approx_kl", float(old_kl), decisions_done)
+        writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, decisions_done)
+        with torch.no_grad():
+            var_y = b_ret.var()
+            explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
+        writer.add_scalar("losses/explained_variance", explained, decisions_done)
+        for tag, value in phase_stats.summary().items():
+            writer.add_scalar(f"charts/{tag}", value, decisions_done)
+        print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {B * T / dt:,.0f} dec/s  "
+              f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
+        stats = {"pool_scores": pool_scores}
+        last = update + 1 == num_updates
+        if (update + 1) % args.checkpoint_every == 0 or last:
+            save_checkpoint(run_dir, update + 1, net, optimizer, game, args, pool, stats)
+        if args.eval_every and (update + 1) % args.eval_every == 0 and not last:
+            table = evaluate_policy(net, game, args.eval_agents, args.eval_deals, args.seed,
+                                    run_dir / "eval_policy.safetensors")
+            for row in table:
+                if row["format"] == "both formats":
+                    writer.add_scalar(f"eval/advantage_vs_{row['opponent']}", row["mean"], decisions_done)
+
+    elapsed = time.perf_counter() - t_start
+    summary["decisions_per_second"] = (decisions_done - start_update * B * T) / max(elapsed, 1e-9)
+    summary["policy"] = str(save_policy(run_dir / "policy.safetensors", net, game,
+                                        extra={"args": dataclasses.asdict(args), "decisions": decisions_done}))
+    if args.final_eval_deals and (args.max_updates is None):
+        from train.report import markdown_table, print_table
+
+        table = evaluate_policy(net, game, args.final_eval_agents, args.final_eval_deals, args.seed + 10_000,
+                                run_dir / "policy.safetensors")
+        summary["evaluation"] = table
+        for row in table:
+            if row["format"] == "both formats":
+                writer.add_scalar(f"eval/final_advantage_vs_{row['opponent']}", row["mean"], decisions_done)
+        (run_dir / "evaluation.json").write_text(json.dumps(table, indent=1))
+        (run_dir / "evaluation.md").write_text(markdown_table(table) + "\n")
+        print_table(table)
+    writer.close()
+    print(f"\ntraining throughput: {summary['decisions_per_second']:,.0f} decisions/s end to end "
+          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads)")
+    print(f"run directory: {run_dir}\ntensorboard --logdir {run_dir}")
+    return summary
+
+
+# ---------------------------------------------------------------------------- helpers
+def _frozen(state_dict: dict[str, torch.Tensor], spec: NetSpec, device: torch.device) -> PolicyNet:
+    net = PolicyNet(spec).to(device)
+    net.load_state_dict(state_dict)
+    net.eval()
+    return net
+
+
+def _assign(rng: np.random.Generator, count: int, n: int, self_play_prob: float, pool: int, baselines: int,
+            pool_scores: list[float]) -> torch.Tensor:
+    """Controllers per (session, seat): 0 the learner, 1..pool frozen snapshots, then the scripted baselines."""
+    out = torch.zeros(count, n, dtype=torch.long)
+    opponents = pool + baselines
+    if not opponents:
+        return out
+    weights = np.ones(opponents)
+    if pool:  # prefer the snapshots the learner beats least
+        scores = np.asarray(pool_scores[:pool], dtype=np.float64)
+        weights[:pool] = np.exp(-(scores - scores.max()) / 5.0)
+    weights /= weights.sum()
+    for b in range(count):
+        if rng.random() < self_play_prob:
+            continue
+        learner = int(rng.integers(n))
+        opponent = 1 + int(rng.choice(opponents, p=weights))
+        out[b] = opponent
+        out[b, learner] = 0
+    return out
+
+
+def _update_pool_scores(pool_scores: list[float], won: torch.Tensor, deals: torch.Tensor, decay: float = 0.7) -> None:
+    """Exponential average of the learner's chips per deal against each snapshot."""
+    for k in range(len(pool_scores)):
+        if deals[k] > 0:
+            pool_scores[k] = decay * pool_scores[k] + (1 - decay) * float(won[k] / deals[k])
+
+
+def _critic_input(envs: Any, obs: torch.Tensor, seat: torch.Tensor, n: int) -> torch.Tensor:
+    state = envs.state().to(obs.device)
+    return torch.cat([state, torch.nn.functional.one_hot(seat.long(), n).float()], dim=1)
+
+
+def _seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, dones: torch.Tensor,
+              boot: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """GAE along each seat's own decisions.
+
+    ``rewards[t, b, s]`` is what seat s received in step t; a decision's reward is
+    everything its seat received until its next decision. ``boot[b, s]`` is the
+    value of seat s's observation after the rollout (its chain is cut, not ended).
+    """
+    T, B, n = rewards.shape
+    rows = torch.arange(B, device=rewards.device)
+    next_value = boot.clone()
+    next_adv = torch.zeros(B, n, device=rewards.device)
+    pending = torch.zeros(B, n, device=rewards.device)
+    advantages = torch.zeros(T, B, device=rewards.device)
+    for t in range(T - 1, -1, -1):
+        ended = dones[t]
+        if ended.any():  # the session ended with action t: later steps belong to the next session
+            next_value[ended] = 0.0
+            next_adv[ended] = 0.0
+            pending[ended] = 0.0
+        pending += rewards[t]
+        s = seats[t]
+        r = pending[rows, s]
+        pending[rows, s] = 0.0
+        delta = r + gamma * next_value[rows, s] - values[t]
+        adv = delta + gamma * lam * next_adv[rows, s]
+        advantages[t] = adv
+        next_value[rows, s] = values[t]
+        next_adv[rows, s] = adv
+    return advantages, advantages + values
+
+
+class _PhaseStats:
+    """How often the learner declares, goes with and exchanges, by seat (relative to the dealer) and pot size."""
+
+    def __init__(self, game: Game) -> None:
+        from mauscheln_env.observation import Observer
+
+        self.game = game
+        observer = Observer(game)
+        self.phase_slice = observer.slice("phase")
+        self.dealer_slice = observer.slice("dealer")
+        self.pot_index = observer.offsets.get("pot")
+        self.scale = float(game.config.options.get("bankroll", 1))
+        self.phases = game.spec.phases
+        self.named = {name: game.action_ids.get(name) for name in ("mauscheln", "go", "pass", "done", "knock")}
+        self.counts: dict[str, list[float]] = {}
+
+    def record(self, obs: torch.Tensor, action: torch.Tensor, seat: torch.Tensor, learner: torch.Tensor) -> None:
+        phase = obs[:, self.phase_slice].argmax(1)
+        has_phase = obs[:, self.phase_slice].sum(1) > 0
+        dealer_rel = obs[:, self.dealer_slice].argmax(1)  # the dealer, seen from the acting seat
+        position = (-dealer_rel) % self.game.n  # acting seat's place after the dealer: 0 = dealer
+        pot = obs[:, self.pot_index] * self.scale if self.pot_index is not None else torch.zeros_like(phase, dtype=torch.float)
+        bucket = torch.where(pot < 8, 0, torch.where(pot < 24, 1, 2))
+        for name, phase_name, yes in (("declare", "declare", "mauscheln"), ("go_with", "go_with", "go"),
+                                      ("knock", "knock", "knock")):
+            if phase_name not in self.phases or self.named[yes] is None:
+                continue
+            sel = learner & has_phase & (phase == self.phases.index(phase_name))
+            if not sel.any():
+                continue
+            said = (action == self.named[yes]) & sel
+            self._add(f"{name}_rate/all", said.sum().item(), sel.sum().item())
+            for p in range(self.game.n):
+                m = sel & (position == p)
+                self._add(f"{name}_rate/seat_after_dealer_{p}", (said & m).sum().item(), m.sum().item())
+            for k, label in enumerate(("pot_lt_8", "pot_8_23", "pot_ge_24")):
+                m = sel & (bucket == k)
+                self._add(f"{name}_rate/{label}", (said & m).sum().item(), m.sum().item())
+        if "exchange" in self.phases and self.named["done"] is not None:
+            sel = learner & has_phase & (phase == self.phases.index("exchange"))
+            self._add("exchange/cards_marked_per_decision", ((action != self.named["done"]) & sel).sum().item(),
+                      sel.sum().item())
+
+    def _add(self, key: str, hits: float, total: float) -> None:
+        c = self.counts.setdefault(key, [0.0, 0.0])
+        c[0] += hits
+        c[1] += total
+
+    def summary(self) -> dict[str, float]:
+        return {k: h / t for k, (h, t) in self.counts.items() if t > 0}
+
+
+def _baseline_players(args: Args, game: Game) -> list[list[Any]]:
+    """Scripted opponents, one agent per seat (reference backend only)."""
+    if not args.baseline_opponents:
+        return []
+    from agents.base import make_agent
+
+    players = []
+    for k, name in enumerate(args.baseline_opponents):
+        row = []
+        for seat in range(game.n):
+            agent = make_agent(name, seed=seed_for(args.seed, 7, k, seat))
+            agent.setup(game, seat)
+            row.append(agent)
+        players.append(row)
+    return players
+
+
+def _baseline_actions(envs: Any, baselines: list[list[Any]], ctrl: torch.Tensor, seat: torch.Tensor,
+                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int) -> None:
+    from agents.views import EnvView
+
+    view = getattr(envs, "_view", None)
+    if view is None:
+        view = envs._view = EnvView(envs.config)
+    for b in (ctrl > pool).nonzero().squeeze(-1).tolist():
+        agent = baselines[int(ctrl[b]) - pool - 1][int(seat[b])]
+        info = view.info(envs.states[b], int(seat[b]))
+        action[b] = agent.act(obs[b].cpu().numpy(), mask[b].cpu().numpy(), info)
+
+
+def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int, seed: int, path: Path,
+                    workers: int = 1) -> list[dict[str, Any]]:
+    """Duplicate evaluation of the greedy policy (saved to ``path``) against each baseline, both formats."""
+    from train.report import evaluate_candidate
+
+    save_policy(path, net, game)
+    return evaluate_candidate(f"learned:checkpoint={path}", opponents, game.config, deals, seed, workers=workers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
