@@ -2,17 +2,18 @@
 
 :class:`BatchedMauscheln` mirrors the reference engine (:mod:`mauscheln_env.engine`)
 rule for rule and the reference observer (:class:`~mauscheln_env.observation.Observer`)
-value for value; ``tests/test_batched.py`` checks both at every step of thousands
-of random sessions. It implements :class:`~mauscheln_env.vector.VectorEnv` (see
-there for the step/reset contract, rewards, auto-reset and ``info``). Every tensor
-lives on one torch device; ``step`` is branch-free tensor code over the whole
-batch (no Python loop over sessions), so the same code serves a trainer on CPU
-and on GPU.
+value for value; ``tests/test_batched.py`` checks masks, observations, rewards
+and session ends against them at every step of thousands of random sessions.
+It implements :class:`~mauscheln_env.vector.VectorEnv` (see there for the
+reset/step contract, rewards, auto-reset and ``info``). Every tensor lives on
+one torch device; a step is tensor code over the whole batch (no Python loop
+over sessions), so the same code serves a trainer on CPU and on GPU.
 
-Supported: ruleset ``mauscheln`` (RULES.md §2.1) at 3-7 players with every
-option it has (``knock``, ``knock_min_rank``, ``stake``, ``bankroll``,
-``max_deals``, ``max_throw_ins``, ``deck_size``). Anything else raises
-:class:`~mauscheln_env.errors.ConfigError` naming what is supported; later
+Supported: ruleset ``mauscheln`` (RULES.md §2.1) at 3-7 players with the
+options ``knock``, ``knock_min_rank``, ``stake``, ``bankroll``, ``max_deals``,
+``max_throw_ins`` and ``deck_size``. Anything else (another ruleset, or an
+option such as ``vierling``, ``belli`` or ``weli`` away from its default)
+raises :class:`~mauscheln_env.errors.ConfigError` naming what is supported;
 rulesets are added to :data:`SUPPORTED` one at a time.
 
 ## Tensor state
@@ -20,7 +21,7 @@ rulesets are added to :data:`SUPPORTED` one at a time.
 B sessions, n seats, N cards, H = 4 cards per hand, T = 4 tricks. A set of
 cards is an ``int64`` bit mask (bit c = card c of ``config.deck``; N <= 52), a
 set of seats an ``int64`` mask of n bits. Seats are absolute. Sentinels:
-``NO_SEAT`` = -1, ``NO_CARD`` = -1.
+``NO_SEAT`` = -1 and, for empty trick slots, ``ABSENT`` = -2**40. Everything is ``int64`` unless marked.
 
 | tensor | shape | meaning (reference ``State`` field) |
 | --- | --- | --- |
@@ -28,61 +29,75 @@ set of seats an ``int64`` mask of n bits. Seats are absolute. Sentinels:
 | `pot` | [B] | the pot |
 | `alive_bits` | [B] | seats still in the session (``alive``) |
 | `dealer`, `deals_settled`, `throw_in_streak` | [B] | |
-| `phase` | [B] | ``Phase`` value (KNOCK 0 ... PLAY 4, OVER 5) |
+| `phase` | [B] | ``Phase`` value: KNOCK 0, DECLARE 1, GO_WITH 2, EXCHANGE 3, PLAY 4, OVER 5 |
 | `to_act` | [B] | seat to act |
 | `hands`, `discards`, `drawn` | [B, n] | card masks by seat |
 | `dealer_blind` | [B] bool | the dealer has not looked at his hand (``not seen[dealer]``; only the dealer can be blind) |
 | `blind` | [B] | the knocking dealer's blind stock cards (``blind[dealer]``) |
 | `dead` | [B] | hands of seats that passed on going with |
 | `deck_order` | [B, N] | the current deal's shuffled deck, top card first |
-| `stock_pos`, `stock_bits` | [B] | index in `deck_order` of the stock's top card; the stock as a mask |
+| `stock_pos`, `stock_bits` | [B] | index in `deck_order` of the stock's top card; the stock as a card mask |
 | `trump_card`, `trump_suit`, `trump_holder` | [B] | `trump_holder` is NO_SEAT until a knocker takes the card |
 | `knocked` | [B] | 0 not decided (``None``), 1 knocked, 2 declined to knock |
 | `roles`, `exchanged` | [B, n] | ``Role`` value; 0 not yet exchanged, else 1 + cards exchanged |
 | `mauschler` | [B] | NO_SEAT while nobody declared |
+| `goers` | [B] | seat mask of the seats that go with; participants = goers + mauschler |
 | `marked`, `xmin`, `xcap` | [B] | cards marked by the exchanging seat; bounds on the marks |
-| `participants` | [B] | seat mask: mauschler and goers, set when the exchange starts |
-| `trick_cards` | [B, T*n + 1] | card played in trick t by seat s at column t*n + s (NO_CARD if none); last column is scratch |
-| `trick_leader` | [B, T + 1] | seat that led trick t (NO_SEAT if none); last column is scratch |
+| `trick_cards` | [B, T*n + 1] | card played in trick t by seat s at column t*n + s (ABSENT if none); last column is scratch |
+| `trick_leader` | [B, T + 1] | seat that led trick t (ABSENT if none); last column is scratch |
 | `tricks_done`, `trick_count` | [B] | completed tricks; cards in the current trick |
-| `win_seat`, `win_card`, `led_suit` | [B] | the current trick's winner so far and led suit |
+| `win_seat`, `win_card`, `led_suit` | [B] | the current trick's winning seat and card so far, its led suit |
 | `tricks_won` | [B, n] | |
 
-Seat order is a table lookup: ``next_seat[s, mask]`` is the first seat of
-``mask`` after s clockwise, which gives ``succ`` (mask = live seats), the
-declaring and going-with queues, the exchange order and the play order
-(mask = participants) without storing any queue. Legality is the profile-M
-mask algebra of :func:`mauscheln_env.tricks.legal_follow` on the reference's
-own ``TrumpTables``.
+There are no queues: ``next_seat[s, mask]`` (a table over seats and n-bit
+seat masks) is the first seat of ``mask`` after s clockwise, which gives
+``succ`` (mask = live seats), the declaring and going-with order, the
+exchange order and the play order (mask = participants). Legality is the
+profile-M mask algebra of :func:`mauscheln_env.tricks.legal_follow` on the
+reference's own ``TrumpTables``.
+
+## How a step runs
+
+Every session applies its action with branch-free integer code: conditions
+become all-ones/zero ``int64`` masks and ``m ? x : y`` is ``y ^ ((x ^ y) & m)``
+(``torch.where`` on int64 is several times slower on the CPU for large batches); per-seat fields are
+read and written through flat indices (``index_select``, ``index_add_``,
+``index_copy_``). The rare events run on the few sessions they concern,
+found with ``nonzero``: the draws at the end of an exchange, the settlement of
+ended deals (RULES.md §3.1, §3.5), auto-resets and new deals.
 
 ## Observations
 
 ``obs`` has exactly the layout of ``Observer(game).encode(state, seat)``
-(offsets come from the same :func:`~mauscheln_env.observation.observation_pieces`).
-It is built per step as a zero buffer, one ``scatter_`` of the positions of
-every one-hot 1 (phase, seats, roles, exchange counts, trump, knock, every
-card played and trick leader, relative to the observer), a byte-table lookup
-for the hand/discard/draw masks, and the scaled numbers (chips, pot, progress,
-tricks won), computed in float64 and rounded to float32 like the reference.
+(offsets from the same :func:`~mauscheln_env.observation.observation_pieces`).
+Per step: a zeroed buffer; one ``index_fill_`` of the flat positions of every
+one-hot 1 (phase, seats, roles, exchange counts, trump suit, knock, every card
+played and trick leader, relative to the observer; absent entries point at the
+``pot`` cell, which is written afterwards, and relative seats are ``d + (n & (d >> 63))``
+rather than ``d % n``, which is slower); the hand, discard, draw and
+trump-card masks expanded through a byte table; chips, pot, progress and
+tricks won computed in float64 and rounded to float32 like the reference.
 :meth:`BatchedMauscheln.state` gives ``Observer(game, omniscient=True)``.
+The legal mask is one ``int64`` bit mask over all A actions expanded the same way.
 
 ## Dealing and determinism
 
 Each new deal is a uniform random permutation of the deck (``argsort`` of
 ``torch.rand`` from the engine's ``torch.Generator``), dealt by the ruleset's
 pattern exactly as ``Game.deal_from_deck`` does (1,1,T,1,1 from forehand,
-dealer last; the stock is drawn from the top). Random draws happen only when
-deals start, in session order, so the same seed and actions give the same run
-on a given device. ``reset(seed)`` reseeds; ``seed=None`` at construction
-seeds from the OS.
+dealer last; the stock is drawn from the top). Random numbers are drawn only
+when sessions or deals start, in session order, so the same seed and actions
+give the same run on a given device. ``reset(seed)`` reseeds; ``seed=None``
+at construction seeds from the OS.
 
 ## Buffers
 
 With ``copy=True`` (default) every step returns fresh ``obs`` and ``mask``
 tensors. With ``copy=False`` they are internal buffers overwritten by the next
-``step``/``reset``: copy them (as a rollout buffer does anyway) before stepping
-again. Large fresh allocations cost page faults on the CPU, so ``copy=False``
-is the faster choice for big batches.
+``step``/``reset``: copy them (a rollout buffer does anyway) before stepping
+again. A fresh multi-megabyte output every step costs page faults on the CPU
+(4 players, B = 4096: 2.8 instead of 1.8 µs of CPU per decision), so a trainer
+that copies into its own storage should use ``copy=False``.
 """
 
 from __future__ import annotations
@@ -99,7 +114,6 @@ from mauscheln_env.errors import ConfigError, IllegalActionError, MauschelnError
 from mauscheln_env.observation import Observer
 from mauscheln_env.vector import (
     DEAL_NO_PLAY,
-    DEAL_NONE,
     DEAL_SETTLED,
     DEAL_THROW_IN,
     VecReset,
@@ -111,15 +125,19 @@ from mauscheln_env.vector import (
 )
 
 NO_SEAT = -1
-NO_CARD = -1
+ABSENT = -(1 << 40)
+"""Sentinel of an empty trick slot (no card played, no leader yet): so negative that every observation
+index computed from it falls below the row's ``pot`` cell, where a ``maximum`` sends it."""
 KNOCK_UNDECIDED, KNOCK_YES, KNOCK_NO = 0, 1, 2
 
 KNOCK, DECLARE, GO_WITH, EXCHANGE, PLAY, OVER = (
     int(Phase.KNOCK), int(Phase.DECLARE), int(Phase.GO_WITH), int(Phase.EXCHANGE), int(Phase.PLAY), int(Phase.OVER)
 )
-DECLINED, MAUSCHLER, GOER, OUT = int(Role.DECLINED), int(Role.MAUSCHLER), int(Role.GOER), int(Role.OUT)
+UNDECIDED, DECLINED, MAUSCHLER, GOER, OUT = (
+    int(Role.UNDECIDED), int(Role.DECLINED), int(Role.MAUSCHLER), int(Role.GOER), int(Role.OUT)
+)
 _PHASES = (KNOCK, DECLARE, GO_WITH, EXCHANGE, PLAY)
-_ROLES = (int(Role.UNDECIDED), DECLINED, MAUSCHLER, GOER, OUT)
+_ROLES = (UNDECIDED, DECLINED, MAUSCHLER, GOER, OUT)
 
 SUPPORTED: dict[str, tuple[RulesetSpec, frozenset[str]]] = {
     "mauscheln": (
@@ -130,29 +148,31 @@ SUPPORTED: dict[str, tuple[RulesetSpec, frozenset[str]]] = {
 """Ruleset name -> (the rules spec this engine mirrors, the options it implements)."""
 
 _SPEC_FIELDS = ("direction", "hand_size", "deal_pattern", "rank_order", "trick_profile", "stock_policy",
-                "named_actions")
+                "named_actions", "bidding", "scoring", "phases", "roles")
+"""Spec fields that decide the rules; a config must match the supported spec in every one it has."""
 
 
 def check_supported(config: RuleConfig) -> None:
     """Raise :class:`ConfigError` unless the batched engine implements ``config`` exactly."""
     if not isinstance(config, RuleConfig):
         raise ConfigError(f"config must be a RuleConfig (see make_config), got {type(config).__name__}")
-    supported = ", ".join(f"{name} (options: {', '.join(sorted(opts))})" for name, (_, opts) in SUPPORTED.items())
+    supported = "; ".join(f"{name} (options: {', '.join(sorted(opts))})" for name, (_, opts) in SUPPORTED.items())
     entry = SUPPORTED.get(config.ruleset)
     if entry is None:
         raise ConfigError(f"the batched engine does not implement ruleset {config.ruleset!r}; supported: {supported}")
     spec, options = entry
     for name in _SPEC_FIELDS:
-        if getattr(config.spec, name) != getattr(spec, name):
+        if getattr(config.spec, name, None) != getattr(spec, name, None):
             raise ConfigError(
-                f"the batched engine implements {spec.name} with {name}={getattr(spec, name)!r}, "
-                f"not {getattr(config.spec, name)!r}; supported: {supported}"
+                f"the batched engine implements {spec.name} with {name}={getattr(spec, name, None)!r}, "
+                f"not {getattr(config.spec, name, None)!r}; supported: {supported}"
             )
     if not spec.min_players <= config.num_players <= spec.max_players:
         raise ConfigError(f"num_players={config.num_players} is not supported; supported: "
                           f"{spec.min_players}-{spec.max_players}")
-    if config.num_cards > 62:
-        raise ConfigError(f"a deck of {config.num_cards} cards does not fit the engine's 64-bit card masks")
+    if config.num_cards + len(config.named_actions) > 63:
+        raise ConfigError(f"{config.num_cards} cards and {len(config.named_actions)} named actions do not fit the "
+                          "engine's 64-bit action masks")
     for name, value in config.options.items():
         if name in options:
             continue
@@ -164,12 +184,23 @@ def check_supported(config: RuleConfig) -> None:
             )
 
 
+def _mask(cond: torch.Tensor) -> torch.Tensor:
+    """A bool tensor as ``int64`` all ones (True) or zero (False), for :func:`_pick` and ``&``."""
+    return cond.to(torch.int64).neg_()
+
+
+def _pick(m: torch.Tensor, x: torch.Tensor | int, y: torch.Tensor | int) -> torch.Tensor:
+    """``x`` where the mask ``m`` (from :func:`_mask`) is set, else ``y``; integer tensors only."""
+    return y ^ ((x ^ y) & m)
+
+
 class BatchedMauscheln(VectorEnv):
     """``batch_size`` Mauscheln sessions as tensors on ``device`` (see the module docstring).
 
     ``final_observations=True`` adds ``info["final_index"]`` and
     ``info["final_obs"]`` (every seat's observation of each ended session).
-    ``validate=False`` skips the check that every action is in the mask.
+    ``validate=False`` skips the check that every action is in the mask (an
+    illegal action then corrupts that session's state silently).
     """
 
     def __init__(self, config: RuleConfig, batch_size: int, device: str | torch.device = "cpu",
@@ -203,26 +234,36 @@ class BatchedMauscheln(VectorEnv):
             self._gen.manual_seed(int(seed))
         self._build_tables()
         self._alloc_state()
-        self._mask: torch.Tensor | None = None
+        self._mask_t: torch.Tensor | None = None
+        self._obs_buf: torch.Tensor | None = None
+        self._mask_buf: torch.Tensor | None = None
 
     # ------------------------------------------------------------------ static tables
+    def _long(self, values: Any) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(values, dtype=np.int64), device=self.device)
+
     def _build_tables(self) -> None:
         g, dev = self.game, self.device
-        n, N, H = g.n, g.num_cards, g.hand_size
-        long = dict(dtype=torch.int64, device=dev)
-        self._bar = torch.arange(self.num_envs, **long)
-        self._seat_ar = torch.arange(n, **long)
-        self._seat_bit = 1 << self._seat_ar
-        self._hand_ar = torch.arange(H, **long)
-        # Card tables (index N: "no card", bit 0).
-        self._card_bit = torch.tensor([1 << c for c in range(N)] + [0], **long)
-        self._suit_of = torch.tensor(g.deck.suit, **long)
-        self._suit_bits = torch.tensor(g.deck.suit_mask, **long)
-        self._beats = torch.tensor([b for t in g.tables for b in t.beats], **long)  # [4 * N]
-        if any(t.trump_mask != g.deck.suit_mask[t.trump_suit] or t.eff_suit != g.deck.suit for t in g.tables):
+        B, n, N, H, T = self.num_envs, g.n, g.num_cards, g.hand_size, g.num_tricks
+        A = self.num_actions
+        self._bar = torch.arange(B, dtype=torch.int64, device=dev)
+        self._row_n = self._bar * n  # flat offset of row b in a [B, n] tensor
+        self._row_N = self._bar * N
+        self._row_tc = self._bar * (T * n + 1)
+        self._row_tl = self._bar * (T + 1)
+        self._seat_ar = self._long(range(n))
+        self._seat_bit = self._long([1 << s for s in range(n)])
+        self._hand_ar = self._long(range(H))
+        # Card tables (index N: a named action, no card, bit 0).
+        self._card_bit = self._long([1 << c for c in range(N)] + [0])
+        self._suit_of = self._long(list(g.deck.suit) + [0])
+        self._suit_bits = self._long(g.deck.suit_mask)
+        if any(t.trump_mask != g.deck.suit_mask[t.trump_suit] or tuple(t.eff_suit) != tuple(g.deck.suit)
+               for t in g.tables):
             raise ConfigError("the batched engine supports plain suit trumps only (no permanent trumps)")
+        self._beats = self._long([b for t in g.tables for b in t.beats])  # beats[trump_suit * N + winning card]
         self._knock_ok = torch.tensor(
-            [bool(g.knock_option) and g.rank_pos[c] <= g.knock_max_pos for c in range(N)], dtype=torch.bool, device=dev
+            [bool(g.knock_option) and g.rank_pos[c] <= g.knock_max_pos for c in range(N)], device=dev
         )
         # Seat tables over n-bit seat masks.
         S = 1 << n
@@ -234,13 +275,11 @@ class BatchedMauscheln(VectorEnv):
                 nxt[s, m] = after[0] if after else s
                 from_s = [(s + k) % n for k in range(n) if m >> ((s + k) % n) & 1]
                 order[s, m, :len(from_s)] = from_s
-        self._next = torch.from_numpy(nxt.reshape(-1)).to(dev)
-        self._order = torch.from_numpy(order.reshape(n * S, n)).to(dev)
-        self._pop = torch.tensor([bin(m).count("1") for m in range(S)], **long)
-        self._rot = torch.tensor([[(me + r) % n for r in range(n)] for me in range(n)], **long)
-        self._relof = torch.tensor([[(s - me) % n for s in range(n)] for me in range(n)], **long)
-        # Dealing: slot of deck position p when L seats are dealt in (seat index in order from forehand,
-        # n for the trump card, n + 1 for the stock), following the ruleset's deal pattern.
+        self._next = self._long(nxt.reshape(-1))
+        self._order = self._long(order.reshape(n * S, n))
+        self._pop = self._long([bin(m).count("1") for m in range(S)])
+        # Dealing: slot of deck position p when L seats are dealt in (index in the order from forehand,
+        # n for the trump card, n + 1 for the stock), walking the ruleset's deal pattern.
         slot = np.full((n + 1, N), n + 1, dtype=np.int64)
         trump_pos = np.zeros(n + 1, dtype=np.int64)
         dealt = np.zeros(n + 1, dtype=np.int64)
@@ -256,64 +295,69 @@ class BatchedMauscheln(VectorEnv):
                         slot[L, p:p + step] = i
                         p += step
             dealt[L] = p
-        self._deal_slot = torch.from_numpy(slot).to(dev)
-        self._trump_pos = torch.from_numpy(trump_pos).to(dev)
-        self._dealt = torch.from_numpy(dealt).to(dev)
-        # Named actions legal per phase (DONE is decided by the marks).
-        names = g.named_actions
-        self._a_knock, self._a_no_knock = N + names.index("knock"), N + names.index("no_knock")
-        self._a_mauscheln, self._a_pass = N + names.index("mauscheln"), N + names.index("pass")
-        self._a_go, self._a_done = N + names.index("go"), N + names.index("done")
-        named = torch.zeros(OVER + 1, len(names), dtype=torch.bool, device=dev)
-        named[KNOCK, names.index("knock")] = named[KNOCK, names.index("no_knock")] = True
-        named[DECLARE, names.index("mauscheln")] = named[DECLARE, names.index("pass")] = True
-        named[GO_WITH, names.index("go")] = named[GO_WITH, names.index("pass")] = True
-        self._named_by_phase = named
-        self._done_col = names.index("done")
-        # Bit mask -> per-card values, one byte at a time.
-        self._nbytes = (N + 7) // 8
-        self._byte_shift = 8 * torch.arange(self._nbytes, **long)
+        self._deal_slot = self._long(slot)
+        self._trump_pos = self._long(trump_pos)
+        self._dealt = self._long(dealt)
+        # Named actions: legal per phase as bits over the action ids (DONE is decided by the marks).
+        ids = g.action_ids
+        self._a_knock, self._a_no_knock = ids["knock"], ids["no_knock"]
+        self._a_mauscheln, self._a_pass, self._a_go, self._a_done = ids["mauscheln"], ids["pass"], ids["go"], ids["done"]
+        named = [0] * (OVER + 1)
+        named[KNOCK] = 1 << self._a_knock | 1 << self._a_no_knock
+        named[DECLARE] = 1 << self._a_mauscheln | 1 << self._a_pass
+        named[GO_WITH] = 1 << self._a_go | 1 << self._a_pass
+        self._named_bits = self._long(named)
+        self._done_bit = 1 << self._a_done
+        # Bit masks -> per-position values, one byte at a time.
         bits = (torch.arange(256)[:, None] >> torch.arange(8)) & 1
         self._lut_f = bits.to(torch.float32).to(dev)
         self._lut_b = bits.to(torch.bool).to(dev)
-        # Observation layouts.
+        self._shift_N = 8 * self._long(range((N + 7) // 8))
+        self._shift_A = 8 * self._long(range((A + 7) // 8))
+        # Observation layouts and scales (as Observer computes them, in float64).
         self._chip_scale = 1.0 / self.config.bankroll
+        self._inv_tricks = 1.0 / g.num_tricks
         md = self.config.max_deals
         self._progress_scale = 0.0 if md is None else 1.0 / md
-        self._inv_tricks = 1.0 / g.num_tricks
-        self._number_scale = torch.tensor([self._chip_scale] * (n + 1) + [self._progress_scale],
-                                          dtype=torch.float64, device=dev)
+        self._number_scale = torch.tensor([self._chip_scale] * (n + 1) + [self._progress_scale]
+                                          + [self._inv_tricks] * n, dtype=torch.float64, device=dev)
         self._layout = {False: self._layout_for(self.observer), True: self._layout_for(self.state_observer)}
+        self._row_cache: dict[tuple[bool, int], dict[str, torch.Tensor]] = {}
 
     def _layout_for(self, observer: Observer) -> dict[str, Any]:
-        g, dev = self.game, self.device
+        g = self.game
         n, N, T = g.n, g.num_cards, g.num_tricks
         o = observer.offsets
         names = [p.name for p in observer.pieces]
+        shapes = {p.name: p.shape for p in observer.pieces}
         if names[4:7] != ["chips", "pot", "progress"]:
             raise RuntimeError("the observation layout changed: chips, pot, progress must be adjacent")
-        first_cards = "hands" if observer.omniscient else "hand"
-        shapes = {p.name: p.shape for p in observer.pieces}
-        # The one-hots index phases and roles by their enum values; where the spec names its own
-        # order (a ruleset's ``phases``/``roles``), it must agree with those values.
+        if not o["pot"] < min(o["trick_cards"], o["trick_leader"]):
+            raise RuntimeError("the observation layout changed: the pot cell must precede the trick pieces")
+        cards = ["hands", "discards", "drawn", "stock", "dead"] if observer.omniscient else ["hand", "own_discards",
+                                                                                              "own_drawn"]
+        i = names.index(cards[0])
+        if names[i:i + len(cards) + 1] != [*cards, "trump_card"]:
+            raise RuntimeError(f"the observation layout changed: {cards} and trump_card must be adjacent")
+        # The one-hots index phases and roles by their enum values; where the spec names its own order
+        # (a ruleset's ``phases`` / ``roles``), it must agree with those values.
         for attr, values, enum in (("phases", _PHASES, Phase), ("roles", _ROLES, Role)):
             order = getattr(g.config.spec, attr, None)
             if order is not None and tuple(order[:len(values)]) != tuple(enum(v).name.lower() for v in values):
                 raise RuntimeError(f"the observation's {attr} one-hot order {order} is not the engine's enum order")
         if shapes["phase"][0] < len(_PHASES) or shapes["roles"][1] < len(_ROLES):
             raise RuntimeError("the observation layout changed: phase or roles one-hot too small")
-        ar = torch.arange(n, dtype=torch.int64, device=dev)
-        lay = {
+        seats = self._seat_ar
+        return {
             "size": observer.size,
-            "dummy": o["pot"],  # padding index: overwritten by the pot value after the scatter
-            "phase": o["phase"], "to_act": o["to_act"], "dealer": o["dealer"], "live": o["live"] + ar,
-            "roles": o["roles"] + ar * shapes["roles"][1], "exchanged": o["exchanged"] + ar * shapes["exchanged"][1],
-            "trump_card": o["trump_card"], "trump_suit": o["trump_suit"], "taken": o["trump_taken_by"], "knock": o["knock"],
-            "leader": o["trick_leader"] + torch.arange(T, dtype=torch.int64, device=dev) * n,
-            "tcards": (o["trick_cards"] + torch.arange(T, dtype=torch.int64, device=dev) * (n * N))[:, None],
-            "chips": o["chips"], "won": o["tricks_won"], "cards": o[first_cards],
+            "dummy": o["pot"],  # where absent one-hot entries point: the pot cell is written afterwards
+            "phase": o["phase"], "to_act": o["to_act"], "dealer": o["dealer"], "live": o["live"] + seats,
+            "roles": o["roles"] + seats * shapes["roles"][1], "exchanged": o["exchanged"] + seats * shapes["exchanged"][1],
+            "trump_suit": o["trump_suit"], "taken": o["trump_taken_by"], "knock": o["knock"],
+            "leader": o["trick_leader"] + self._long(range(T)) * n,
+            "tcards": (o["trick_cards"] + self._long(range(T)) * (n * N))[:, None],
+            "chips": o["chips"], "won": o["tricks_won"], "cards": o[cards[0]],
         }
-        return lay
 
     # ------------------------------------------------------------------ state
     def _alloc_state(self) -> None:
@@ -331,17 +375,22 @@ class BatchedMauscheln(VectorEnv):
         self.blind, self.dead = z(B), z(B)
         self.deck_order, self.stock_pos, self.stock_bits = z(B, N), z(B), z(B)
         self.trump_card, self.trump_suit, self.trump_holder = z(B), z(B), z(B)
-        self.knocked, self.roles, self.exchanged, self.mauschler = z(B), z(B, n), z(B, n), z(B)
-        self.marked, self.xmin, self.xcap, self.participants = z(B), z(B), z(B), z(B)
-        self.trick_cards = torch.full((B, T * n + 1), NO_CARD, dtype=torch.int64, device=dev)
-        self.trick_leader = torch.full((B, T + 1), NO_SEAT, dtype=torch.int64, device=dev)
+        self.knocked, self.roles, self.exchanged, self.mauschler, self.goers = z(B), z(B, n), z(B, n), z(B), z(B)
+        self.marked, self.xmin, self.xcap = z(B), z(B), z(B)
+        self.trick_cards = torch.full((B, T * n + 1), ABSENT, dtype=torch.int64, device=dev)
+        self.trick_leader = torch.full((B, T + 1), ABSENT, dtype=torch.int64, device=dev)
         self.tricks_done, self.trick_count = z(B), z(B)
         self.win_seat, self.win_card, self.led_suit = z(B), z(B), z(B)
         self.tricks_won = z(B, n)
 
-    def _succ(self, seat: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """First seat of ``mask`` after ``seat`` clockwise (``succ`` when ``mask`` holds the live seats)."""
-        return self._next[(seat << self.num_players) + mask]
+    def _succ(self, seat: torch.Tensor, seats: torch.Tensor) -> torch.Tensor:
+        """First seat of the seat mask ``seats`` after ``seat`` clockwise (``succ`` over the live seats)."""
+        return self._next.index_select(0, (seat << self.num_players) + seats)
+
+    @property
+    def participants(self) -> torch.Tensor:
+        """Seat mask of the mauschler and the goers (meaningful from the exchange on)."""
+        return self.goers | self._seat_bit.index_select(0, self.mauschler.clamp(min=0))
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None, *,
@@ -360,33 +409,30 @@ class BatchedMauscheln(VectorEnv):
         chips = tensor(per_env(opts["chips"], B, n, "chips", 1)) if "chips" in opts else None
         pot = tensor(per_env(opts["pot"], B, None, "pot", 0)) if "pot" in opts else None
         dealer = tensor(per_env(opts["dealer"], B, None, "dealer", 0, n - 1)) if "dealer" in opts else None
-        if dealer is None:
-            dealer = torch.randint(n, (B,), generator=self._gen, device=dev)
         orders = None
         if "deals" in opts:
+            if dealer is None:
+                dealer = torch.randint(n, (B,), generator=self._gen, device=dev)
             orders = tensor(deal_orders_from(self.game, opts["deals"], dealer.cpu().numpy()))
-        everyone = self._bar
-        self._new_sessions(everyone, dealer)
+        self._new_sessions(self._bar, dealer)
         if chips is not None:
             self.chips.copy_(chips)
         if pot is not None:
             self.pot.copy_(pot)
-        self._start_deal(everyone, orders)
-        self._mask = self._legal_mask()
-        obs = self._encode(self.to_act, out=None if self.copy else self._out_buffer())
-        return VecReset(obs, self._mask.clone() if self.copy else self._mask, self.to_act.clone())
+        self._start_deal(self._bar, orders)
+        obs, mask = self._outputs()
+        return VecReset(obs, mask, self.to_act.clone())
 
     def _new_sessions(self, idx: torch.Tensor, dealer: torch.Tensor | None = None) -> None:
-        """Fresh session bookkeeping for sessions ``idx`` (before their first deal)."""
-        k = idx.shape[0]
+        """Fresh session bookkeeping for sessions ``idx`` (before their first deal); the dealer by lot."""
         if dealer is None:
-            dealer = torch.randint(self.num_players, (k,), generator=self._gen, device=self.device)
-        self.chips[idx] = self.config.bankroll
-        self.pot[idx] = 0
-        self.alive_bits[idx] = (1 << self.num_players) - 1
-        self.dealer[idx] = dealer
-        self.deals_settled[idx] = 0
-        self.throw_in_streak[idx] = 0
+            dealer = torch.randint(self.num_players, (idx.shape[0],), generator=self._gen, device=self.device)
+        self.chips.index_fill_(0, idx, self.config.bankroll)
+        self.pot.index_fill_(0, idx, 0)
+        self.alive_bits.index_fill_(0, idx, (1 << self.num_players) - 1)
+        self.dealer.index_copy_(0, idx, dealer)
+        self.deals_settled.index_fill_(0, idx, 0)
+        self.throw_in_streak.index_fill_(0, idx, 0)
 
     def _start_deal(self, idx: torch.Tensor, orders: torch.Tensor | None = None) -> None:
         """Ante and deal for sessions ``idx`` (``Game._start_deal``); ``orders`` fixes the deck orders."""
@@ -394,185 +440,229 @@ class BatchedMauscheln(VectorEnv):
         if k == 0:
             return
         n, N, dev = self.num_players, self.num_cards, self.device
-        dealer = self.dealer[idx]
-        alive = self.alive_bits[idx]
-        chips = self.chips[idx]
-        self.deal_start_chips[idx] = chips
-        ante = torch.clamp(chips.gather(1, dealer[:, None]), max=self.config.stake)
-        self.chips[idx] = chips.scatter_add(1, dealer[:, None], -ante)
-        self.pot[idx] = self.pot[idx] + ante[:, 0]
+        dealer = self.dealer.index_select(0, idx)
+        alive = self.alive_bits.index_select(0, idx)
+        chips = self.chips.index_select(0, idx)
+        self.deal_start_chips.index_copy_(0, idx, chips)
+        ante = chips.gather(1, dealer[:, None]).clamp(max=self.config.stake)
+        self.chips.index_copy_(0, idx, chips.scatter_add(1, dealer[:, None], -ante))
+        self.pot.index_add_(0, idx, ante[:, 0])
         if orders is None:
             orders = torch.rand(k, N, generator=self._gen, device=dev).argsort(dim=1)
-        self.deck_order[idx] = orders
-        L = self._pop[alive]
-        fh = self._succ(dealer, alive)
-        seats = self._order[(fh << n) + alive]  # live seats from forehand
-        seats_ext = torch.cat([seats, torch.full((k, 2), n, dtype=torch.int64, device=dev)], 1)
-        seats_ext[:, -1] = n + 1
-        dest = seats_ext.gather(1, self._deal_slot[L])  # [k, N]: seat, n (trump) or n + 1 (stock)
-        sets = torch.zeros(k, n + 2, dtype=torch.int64, device=dev).scatter_add_(1, dest, self._card_bit[orders])
-        self.hands[idx] = sets[:, :n]
-        self.stock_bits[idx] = sets[:, n + 1]
-        trump = orders.gather(1, self._trump_pos[L][:, None])[:, 0]
-        self.trump_card[idx] = trump
-        self.trump_suit[idx] = self._suit_of[trump]
-        self.stock_pos[idx] = self._dealt[L]
-        for t in (self.discards, self.drawn, self.roles, self.exchanged, self.tricks_won):
-            t[idx] = 0
-        for t in (self.blind, self.dead, self.knocked, self.marked, self.xmin, self.xcap, self.participants,
-                  self.tricks_done, self.trick_count, self.win_seat, self.win_card, self.led_suit):
-            t[idx] = 0
-        self.trump_holder[idx] = NO_SEAT
-        self.mauschler[idx] = NO_SEAT
-        self.trick_cards[idx] = NO_CARD
-        self.trick_leader[idx] = NO_SEAT
-        knock = self._knock_ok[trump]
-        self.phase[idx] = torch.where(knock, KNOCK, DECLARE)
-        self.to_act[idx] = torch.where(knock, dealer, fh)
-        self.dealer_blind[idx] = knock
+        self.deck_order.index_copy_(0, idx, orders)
+        L = self._pop.index_select(0, alive)
+        forehand = self._succ(dealer, alive)
+        seats = self._order.index_select(0, (forehand << n) + alive)  # live seats from forehand
+        seats = torch.cat([seats, torch.full((k, 2), n, dtype=torch.int64, device=dev)], 1)
+        seats[:, -1] = n + 1
+        dest = seats.gather(1, self._deal_slot.index_select(0, L))  # [k, N]: seat, n (trump) or n + 1 (stock)
+        sets = torch.zeros(k, n + 2, dtype=torch.int64, device=dev)
+        sets.scatter_add_(1, dest, self._card_bit.index_select(0, orders.view(-1)).view(k, N))
+        self.hands.index_copy_(0, idx, sets[:, :n].contiguous())
+        self.stock_bits.index_copy_(0, idx, sets[:, n + 1].contiguous())
+        trump = orders.gather(1, self._trump_pos.index_select(0, L)[:, None])[:, 0]
+        self.trump_card.index_copy_(0, idx, trump)
+        self.trump_suit.index_copy_(0, idx, self._suit_of.index_select(0, trump))
+        self.stock_pos.index_copy_(0, idx, self._dealt.index_select(0, L))
+        for t in (self.discards, self.drawn, self.roles, self.exchanged, self.tricks_won, self.blind, self.dead,
+                  self.knocked, self.goers, self.marked, self.xmin, self.xcap, self.tricks_done, self.trick_count,
+                  self.win_seat, self.win_card, self.led_suit):
+            t.index_fill_(0, idx, 0)
+        self.trump_holder.index_fill_(0, idx, NO_SEAT)
+        self.mauschler.index_fill_(0, idx, NO_SEAT)
+        self.trick_leader.index_fill_(0, idx, ABSENT)
+        self.trick_cards.index_fill_(0, idx, ABSENT)
+        knock = self._knock_ok.index_select(0, trump)
+        self.phase.index_copy_(0, idx, torch.where(knock, KNOCK, DECLARE))
+        self.to_act.index_copy_(0, idx, torch.where(knock, dealer, forehand))
+        self.dealer_blind.index_copy_(0, idx, knock)
 
     # ------------------------------------------------------------------ step
     def step(self, actions: torch.Tensor) -> VecStep:
         """One action per session; see :class:`~mauscheln_env.vector.VectorEnv`."""
-        if self._mask is None:
+        if self._mask_t is None:
             raise MauschelnError("call reset() before step()")
         a = self._check_actions(actions)
-        n, N, T, H = self.num_players, self.num_cards, self.game.num_tricks, self.game.hand_size
-        where = torch.where
+        B, n, N, T, H = self.num_envs, self.num_players, self.num_cards, self.game.num_tricks, self.game.hand_size
         seat = self.to_act
-        seat1 = seat[:, None]
+        fs = self._row_n + seat  # flat index of (session, acting seat) in [B, n] tensors
         ph = self.phase
-        p_knock, p_decl, p_go = ph == KNOCK, ph == DECLARE, ph == GO_WITH
-        p_x, play = ph == EXCHANGE, ph == PLAY
-        bit = self._card_bit[a.clamp(max=N)]  # 0 for a named action
-        hand = self.hands.gather(1, seat1)[:, 0]
+        p_knock, p_decl, p_go, p_x, play = ph == KNOCK, ph == DECLARE, ph == GO_WITH, ph == EXCHANGE, ph == PLAY
+        is_pass = a == self._a_pass
         mark = p_x & (a < N)
         x_done = p_x & (a == self._a_done)
-        go_pass = p_go & (a == self._a_pass)
+        go_pass = p_go & is_pass
         go_go = p_go & (a == self._a_go)
-        decl_pass = p_decl & (a == self._a_pass)
+        decl_pass = p_decl & is_pass
         become = (p_knock & (a == self._a_knock)) | (p_decl & (a == self._a_mauscheln))
         no_knock = p_knock & (a == self._a_no_knock)
+        m_play, m_mark, m_go_pass, m_become = _mask(play), _mask(mark), _mask(go_pass), _mask(become)
+        m_go_go = _mask(go_go)
+        bit = self._card_bit.index_select(0, a.clamp(max=N))  # 0 for a named action
+        hand = self.hands.view(-1).index_select(0, fs)
 
-        # Declaring, knocking, going with: roles and the mauschler.
-        role = self.roles.gather(1, seat1)[:, 0]
-        new_role = where(become, MAUSCHLER, where(go_go, GOER, where(go_pass, OUT, where(decl_pass, DECLINED, role))))
-        self.roles.scatter_add_(1, seat1, (new_role - role)[:, None])
-        mauschler = self.mauschler = where(become, seat, self.mauschler)
-        knocked = self.knocked = where(p_knock, where(become, KNOCK_YES, KNOCK_NO), self.knocked)
+        # Knocking, declaring, going with (Game.apply: KNOCK, DECLARE, GO_WITH).
+        role = self.roles.view(-1).index_select(0, fs)
+        m_decl_pass = _mask(decl_pass)
+        target = (MAUSCHLER & m_become) | (GOER & m_go_go) | (OUT & m_go_pass) | (DECLINED & m_decl_pass)
+        changed = m_become | m_go_go | m_go_pass | m_decl_pass
+        self.roles.view(-1).index_add_(0, fs, (target - role) & changed)
+        mauschler = self.mauschler = _pick(m_become, seat, self.mauschler)
+        self.knocked = _pick(_mask(p_knock), KNOCK_NO - become.to(torch.int64), self.knocked)
         self.dealer_blind &= ~no_knock
-        self.dead |= where(go_pass, hand, 0)
+        self.dead |= hand & m_go_pass
+        self.goers |= self._seat_bit.index_select(0, seat) & m_go_go
         next_live = self._succ(seat, self.alive_bits)
         go_over = p_go & (next_live == mauschler)
-        goers = ((self.roles == GOER).long() * self._seat_bit).sum(1)
-        no_play = go_over & (goers == 0)
-        start_x = go_over & (goers != 0)
-        parts = self.participants = where(start_x, goers | self._seat_bit[mauschler.clamp(min=0)], self.participants)
+        no_play = go_over & (self.goers == 0)
+        start_x = go_over & ~no_play
+        parts = self.participants
 
-        # Exchanging: mark one card, or draw at "done".
+        # Exchanging: a card marks it; "done" draws (Game._finish_exchange) on the few sessions concerned.
         self.marked += mark
-        self.discards.scatter_add_(1, seat1, where(mark, bit, 0)[:, None])  # a marked card is not yet a discard
-        knocker = x_done & (knocked == KNOCK_YES) & (seat == self.dealer)
-        ndraw = where(x_done, self.marked - knocker.long(), 0)
-        pos = self.stock_pos[:, None] + self._hand_ar
-        cards = self.deck_order.gather(1, pos.clamp(max=N - 1))
-        got = where(self._hand_ar < ndraw[:, None], self._card_bit[cards], 0).sum(1)
-        self.stock_pos += ndraw
-        self.stock_bits -= got
-        got_all = got | where(knocker, self._card_bit[self.trump_card], 0)
-        self.drawn.scatter_add_(1, seat1, got_all[:, None])
-        self.blind = where(knocker, got, self.blind)
-        self.trump_holder = where(knocker, seat, self.trump_holder)
-        self.exchanged.scatter_add_(1, seat1, where(x_done, self.marked + 1, 0)[:, None])
+        self.discards.view(-1).index_add_(0, fs, bit & m_mark)
+        self._draw(x_done.nonzero()[:, 0])
 
-        # Playing a card.
+        # Playing a card (Game._play).
         first = self.trick_count == 0
-        self.led_suit = where(play & first, self._suit_of[a.clamp(max=N - 1)], self.led_suit)
-        beaten = (self._beats[self.trump_suit * N + self.win_card] & bit) != 0
-        take = play & (first | beaten)
-        self.win_card = where(take, a, self.win_card)
-        win_seat = self.win_seat = where(take, seat, self.win_seat)
+        m_lead = _mask(play & first)
+        self.led_suit = _pick(m_lead, self._suit_of.index_select(0, a.clamp(max=N)), self.led_suit)
+        beaten = (self._beats.index_select(0, self.trump_suit * N + self.win_card) & bit) != 0
+        m_take = _mask(play & (first | beaten))
+        self.win_card = _pick(m_take, a, self.win_card)
+        win_seat = self.win_seat = _pick(m_take, seat, self.win_seat)
         done_tricks = self.tricks_done
-        self.trick_cards.scatter_(1, where(play, done_tricks * n + seat, T * n)[:, None], a[:, None])
-        self.trick_leader.scatter_(1, where(play & first, done_tricks, T)[:, None], seat1)
+        self.trick_cards.view(-1).index_copy_(0, self._row_tc + _pick(m_play, done_tricks * n + seat, T * n), a)
+        self.trick_leader.view(-1).index_copy_(0, self._row_tl + _pick(m_lead, done_tricks, T), seat)
         count = self.trick_count + play
-        trick_full = play & (count == self._pop[parts])
-        self.tricks_won.scatter_add_(1, win_seat[:, None], trick_full.long()[:, None])
-        self.trick_count = where(trick_full, 0, count)
+        trick_full = play & (count == self._pop.index_select(0, parts))
+        self.tricks_won.view(-1).index_add_(0, self._row_n + win_seat, trick_full.to(torch.int64))
+        m_full = _mask(trick_full)
+        self.trick_count = count & ~m_full
         self.tricks_done = done_tricks + trick_full
         settled = trick_full & (self.tricks_done == T)
 
-        # One hand update for every phase: cards out (mark, play, a dead hand), cards in (draws).
-        out = where(mark | play, bit, 0) + where(go_pass, hand, 0)
-        self.hands.scatter_add_(1, seat1, (got_all - out)[:, None])
+        # Cards leaving the acting hand: a marked or played card, a passer's dead hand.
+        self.hands.view(-1).index_add_(0, fs, -((bit & (m_mark | m_play)) | (hand & m_go_pass)))
 
         # Who acts next, in which phase.
         next_part = self._succ(seat, parts)
         x_over = x_done & (next_part == mauschler)
         x_next = x_done & ~x_over
-        to_act = where(p_knock | p_decl | p_go, next_live, seat)
-        to_act = where(start_x | x_over, mauschler, to_act)
-        to_act = where(x_next, next_part, to_act)
-        to_act = self.to_act = where(play, where(trick_full, win_seat, next_part), to_act)
-        phase = where(become, GO_WITH, ph)
-        phase = where(no_knock, DECLARE, phase)
-        phase = where(start_x, EXCHANGE, phase)
-        phase = where(x_over, PLAY, phase)
+        m_start_x, m_x_over = _mask(start_x), _mask(x_over)
+        to_act = _pick(_mask(p_knock | p_decl | p_go), next_live, seat)
+        to_act = _pick(m_start_x | m_x_over, mauschler, to_act)
+        to_act = _pick(_mask(x_next), next_part, to_act)
+        to_act = self.to_act = _pick(m_play, _pick(m_full, win_seat, next_part), to_act)
+        phase = _pick(m_become, GO_WITH, ph)
+        phase = _pick(_mask(no_knock), DECLARE, phase)
+        phase = _pick(m_start_x, EXCHANGE, phase)
+        self.phase = _pick(m_x_over, PLAY, phase)
 
-        # Opening an exchange (Game._open_exchange); the knocker looks at his hand.
+        # Opening an exchange (Game._open_exchange); the knocking dealer looks at his hand.
         opened = start_x | x_next
-        knocker_opens = opened & (knocked == KNOCK_YES) & (to_act == self.dealer)
+        knocker_opens = opened & (self.knocked == KNOCK_YES) & (to_act == self.dealer)
         self.dealer_blind &= ~knocker_opens
-        self.marked = where(opened, 0, self.marked)
-        self.xmin = where(opened, knocker_opens.long(), self.xmin)
-        stock_left = N - self.stock_pos
-        self.xcap = where(opened, torch.clamp(stock_left + knocker_opens, max=H), self.xcap)
-        self.blind = where(x_over, 0, self.blind)  # every goer has exchanged: the knocker sees his cards
+        m_open = _mask(opened)
+        self.marked &= ~m_open
+        self.xmin = _pick(m_open, knocker_opens.to(torch.int64), self.xmin)
+        self.xcap = _pick(m_open, (N - self.stock_pos + knocker_opens).clamp(max=H), self.xcap)
+        self.blind &= ~m_x_over  # every goer has exchanged: the knocker sees his blind cards
 
-        # Deals that ended: settlement (RULES.md §3.1), eliminations, session end (§3.5).
+        # Deals that ended: settlement, session end, auto-reset, the next deal.
         throw_in = decl_pass & (seat == self.dealer)
         deal_end = settled | no_play | throw_in
-        pot = self.pot
-        part = ((parts[:, None] >> self._seat_ar) & 1).bool() & settled[:, None]
-        won = self.tricks_won
-        credit = where(part, won * (pot // T)[:, None], 0)
-        chips = self.chips + credit
-        need = where(self.roles == MAUSCHLER, 2, 1)
-        owed = where(part, pot[:, None] * torch.clamp(need - won, min=0), 0)
-        paid = torch.minimum(owed, chips)
-        chips -= paid
-        chips.scatter_add_(1, mauschler.clamp(min=0)[:, None], where(no_play, pot, 0)[:, None])
-        self.chips = chips
-        self.pot = where(no_play, 0, pot - credit.sum(1) + paid.sum(1))
-        rewards = where(deal_end[:, None], chips - self.deal_start_chips, 0)
-        counted = settled | no_play
-        self.deals_settled += counted
-        self.throw_in_streak = where(counted, 0, self.throw_in_streak + throw_in)
-        live_now = ((chips > 0).long() * self._seat_bit).sum(1)
-        alive = self.alive_bits = where(deal_end, self.alive_bits & live_now, self.alive_bits)
-        ended = self._pop[alive] < 3
-        if self.config.max_deals is not None:
-            ended |= self.deals_settled >= self.config.max_deals
-        terminated = deal_end & ended
-        truncated = deal_end & ~ended & (self.throw_in_streak >= self.config.max_throw_ins)
-        over = terminated | truncated
-        self.phase = where(over, OVER, phase)
-        kind = where(settled, DEAL_SETTLED, where(no_play, DEAL_NO_PLAY, where(throw_in, DEAL_THROW_IN, DEAL_NONE)))
-        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": deal_end, "final_chips": chips.clone()}
+        ended = deal_end.nonzero()[:, 0]
+        rewards = torch.zeros(B, n, dtype=torch.float32, device=self.device)
+        kind = torch.zeros(B, dtype=torch.int64, device=self.device)
+        terminated = torch.zeros(B, dtype=torch.bool, device=self.device)
+        truncated = torch.zeros(B, dtype=torch.bool, device=self.device)
+        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": deal_end}
+        restart = ended[:0]
+        if ended.shape[0]:
+            restart = self._end_deals(ended, settled, no_play, throw_in, parts, rewards, kind, terminated, truncated)
+        final_chips = self.chips.index_select(0, restart)
         if self.final_observations:
-            info["final_index"], info["final_obs"] = self._final_observations(over)
-
-        # Next deal, or a new session (auto-reset).
-        self.dealer = where(deal_end & ~over, self._succ(self.dealer, alive), self.dealer)
-        restart = over.nonzero()[:, 0]
+            info["final_index"] = restart
+            info["final_obs"] = self._encode(self._seat_ar.repeat(restart.shape[0]), rows=restart.repeat_interleave(n)
+                                             ).view(restart.shape[0], n, self.obs_size)
         if restart.shape[0]:
             self._new_sessions(restart)
-        self._start_deal(deal_end.nonzero()[:, 0])
+        self._start_deal(ended)
+        info["final_chips"] = self.chips.clone().index_copy_(0, restart, final_chips)
+        obs, mask = self._outputs()
+        return VecStep(obs, mask, self.to_act.clone(), rewards, terminated, truncated, info)
 
-        self._mask = self._legal_mask()
-        obs = self._encode(self.to_act, out=None if self.copy else self._out_buffer())
-        mask = self._mask.clone() if self.copy else self._mask
-        return VecStep(obs, mask, self.to_act.clone(), rewards.to(torch.float32), terminated, truncated, info)
+    def _draw(self, idx: torch.Tensor) -> None:
+        """Finish the exchanges of sessions ``idx`` (their seat said ``done``): draw, record, reveal."""
+        if idx.shape[0] == 0:
+            return
+        N, H = self.num_cards, self.game.hand_size
+        seat = self.to_act.index_select(0, idx)
+        k = self.marked.index_select(0, idx)
+        knocker = (self.knocked.index_select(0, idx) == KNOCK_YES) & (seat == self.dealer.index_select(0, idx))
+        ndraw = k - knocker.to(torch.int64)  # a knocker gets the trump card plus k - 1 blind cards
+        start = self.stock_pos.index_select(0, idx)
+        pos = (start[:, None] + self._hand_ar).clamp(max=N - 1)
+        cards = self.deck_order.index_select(0, idx).gather(1, pos)
+        got = (self._card_bit.index_select(0, cards.view(-1)).view(-1, H) & _mask(self._hand_ar < ndraw[:, None])).sum(1)
+        self.stock_pos.index_add_(0, idx, ndraw)
+        self.stock_bits.index_add_(0, idx, -got)
+        m_knocker = _mask(knocker)
+        got_all = got | (self._card_bit.index_select(0, self.trump_card.index_select(0, idx)) & m_knocker)
+        fs = self._row_n.index_select(0, idx) + seat
+        self.hands.view(-1).index_add_(0, fs, got_all)
+        self.drawn.view(-1).index_add_(0, fs, got_all)
+        self.exchanged.view(-1).index_add_(0, fs, k + 1)
+        self.blind.index_copy_(0, idx, _pick(m_knocker, got, self.blind.index_select(0, idx)))
+        self.trump_holder.index_copy_(0, idx, _pick(m_knocker, seat, self.trump_holder.index_select(0, idx)))
+
+    def _end_deals(self, idx: torch.Tensor, settled: torch.Tensor, no_play: torch.Tensor, throw_in: torch.Tensor,
+                   parts: torch.Tensor, rewards: torch.Tensor, kind: torch.Tensor, terminated: torch.Tensor,
+                   truncated: torch.Tensor) -> torch.Tensor:
+        """Settle the deals of sessions ``idx`` (RULES.md §3.1), eliminate, end sessions (§3.5).
+
+        Fills ``rewards``, ``kind``, ``terminated`` and ``truncated`` for those sessions, marks ended
+        sessions OVER, moves the dealer on in the others, and returns the ended sessions.
+        """
+        where = torch.where
+        T, cfg = self.game.num_tricks, self.config
+        settled, no_play, throw_in = settled[idx], no_play[idx], throw_in[idx]
+        pot = self.pot.index_select(0, idx)
+        chips = self.chips.index_select(0, idx)
+        won = self.tricks_won.index_select(0, idx)
+        mauschler = self.mauschler.index_select(0, idx)
+        part = (((parts.index_select(0, idx)[:, None] >> self._seat_ar) & 1) != 0) & settled[:, None]
+        credit = where(part, won * (pot // T)[:, None], 0)  # credits first (D6) ...
+        chips += credit
+        need = where(self.roles.index_select(0, idx) == MAUSCHLER, 2, 1)
+        owed = where(part, pot[:, None] * (need - won).clamp(min=0), 0)  # ... then a bete of P per missing trick
+        paid = torch.minimum(owed, chips)
+        chips -= paid
+        chips.scatter_add_(1, mauschler.clamp(min=0)[:, None], where(no_play, pot, 0)[:, None])  # nobody went with
+        pot = where(no_play, 0, pot - credit.sum(1) + paid.sum(1))
+        rewards.index_copy_(0, idx, (chips - self.deal_start_chips.index_select(0, idx)).to(rewards.dtype))
+        kind.index_copy_(0, idx, where(settled, DEAL_SETTLED, where(no_play, DEAL_NO_PLAY, DEAL_THROW_IN)))
+        counted = settled | no_play
+        deals = self.deals_settled.index_select(0, idx) + counted
+        streak = where(counted, 0, self.throw_in_streak.index_select(0, idx) + throw_in)
+        alive = self.alive_bits.index_select(0, idx) & ((chips > 0).to(torch.int64) * self._seat_bit).sum(1)
+        done = self._pop.index_select(0, alive) < 3
+        if cfg.max_deals is not None:
+            done |= deals >= cfg.max_deals
+        cut = ~done & (streak >= cfg.max_throw_ins)
+        terminated.index_copy_(0, idx, done)
+        truncated.index_copy_(0, idx, cut)
+        over = done | cut
+        dealer = self.dealer.index_select(0, idx)
+        self.dealer.index_copy_(0, idx, where(over, dealer, self._succ(dealer, alive)))
+        self.phase.index_copy_(0, idx, where(over, OVER, self.phase.index_select(0, idx)))
+        self.chips.index_copy_(0, idx, chips)
+        self.pot.index_copy_(0, idx, pot)
+        self.deals_settled.index_copy_(0, idx, deals)
+        self.throw_in_streak.index_copy_(0, idx, streak)
+        self.alive_bits.index_copy_(0, idx, alive)
+        return idx[over]
 
     def _check_actions(self, actions: torch.Tensor) -> torch.Tensor:
         if not isinstance(actions, torch.Tensor):
@@ -582,89 +672,117 @@ class BatchedMauscheln(VectorEnv):
                                      f"got {tuple(actions.shape)} {actions.dtype}")
         a = actions.to(device=self.device, dtype=torch.int64)
         if self.validate:
-            inside = (a >= 0) & (a < self.num_actions)
-            ok = inside & self._mask.gather(1, a.clamp(0, self.num_actions - 1)[:, None])[:, 0]
+            A = self.num_actions
+            flat = self._bar * A + a.clamp(0, A - 1)
+            ok = (a >= 0) & (a < A) & self._mask_t.view(-1).index_select(0, flat)
             if not bool(ok.all()):
                 self._raise_illegal(a, ok)
         return a
 
     def _raise_illegal(self, a: torch.Tensor, ok: torch.Tensor) -> None:
-        bad = (~ok).nonzero()[:, 0][:5].tolist()
-        parts = []
-        for b in bad:
-            legal = ", ".join(self.game.action_to_str(x) for x in self._mask[b].nonzero()[:, 0].tolist())
+        problems = []
+        for b in (~ok).nonzero()[:, 0][:5].tolist():
+            legal = ", ".join(self.game.action_to_str(x) for x in self._mask_t[b].nonzero()[:, 0].tolist())
             act = int(a[b])
             shown = self.game.action_to_str(act) if 0 <= act < self.num_actions else repr(act)
-            parts.append(f"session {b}: action {shown} is not legal for seat {int(self.to_act[b])} in phase "
-                         f"{Phase(int(self.phase[b])).name.lower()}; legal: {legal}")
-        raise IllegalActionError("; ".join(parts))
+            problems.append(f"session {b}: action {shown} is not legal for seat {int(self.to_act[b])} in phase "
+                            f"{Phase(int(self.phase[b])).name.lower()}; legal: {legal}")
+        raise IllegalActionError("; ".join(problems))
 
-    def _final_observations(self, over: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = over.nonzero()[:, 0]
-        n = self.num_players
-        rows = idx.repeat_interleave(n)
-        seats = self._seat_ar.repeat(idx.shape[0])
-        return idx, self._encode(seats, rows=rows).view(idx.shape[0], n, self.obs_size)
+    # ------------------------------------------------------------------ masks and observations
+    def use_buffers(self, obs: torch.Tensor, mask: torch.Tensor) -> None:
+        """Write every later ``obs`` and ``mask`` into these tensors (``float32[B, D]``, ``bool[B, A]``).
 
-    # ------------------------------------------------------------------ masks
-    def _legal_mask(self) -> torch.Tensor:
+        They may be row blocks of larger (shared-memory) tensors: that is how the workers of
+        :class:`~mauscheln_env.vector.SubprocVectorEnv` fill one output; ``step`` and ``reset`` then
+        return them, as with ``copy=False``.
+        """
+        B, D, A = self.num_envs, self.obs_size, self.num_actions
+        if (obs.shape != (B, D) or obs.dtype != torch.float32 or mask.shape != (B, A) or mask.dtype != torch.bool
+                or obs.device != self.device or mask.device != self.device
+                or not obs.is_contiguous() or not mask.is_contiguous()):
+            raise MauschelnError(f"use_buffers needs contiguous float32[{B}, {D}] and bool[{B}, {A}] on {self.device}")
+        self._obs_buf, self._mask_buf, self.copy = obs, mask, False
+
+    def _outputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mask and observation of the seat to act; keeps the mask to validate the next actions."""
+        mask = self._mask_t = self._legal_mask(out=self._mask_buf)
+        if self.copy:
+            return self._encode(self.to_act, acting=True), mask.clone()
+        if self._obs_buf is None:
+            self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
+        return self._encode(self.to_act, out=self._obs_buf, acting=True), mask
+
+    def _legal_mask(self, out: torch.Tensor | None = None) -> torch.Tensor:
         """``bool[B, A]``: the legal actions of the seat to act (``Game.legal_actions``)."""
-        where = torch.where
-        N = self.num_cards
-        phase = self.phase
-        hand = self.hands.gather(1, self.to_act[:, None])[:, 0]
-        beats = self._beats[self.trump_suit * N + self.win_card]
-        follow = hand & self._suit_bits[self.led_suit]
-        trumps = hand & self._suit_bits[self.trump_suit]
+        N, phase = self.num_cards, self.phase
+        hand = self.hands.view(-1).index_select(0, self._row_n + self.to_act)
+        beats = self._beats.index_select(0, self.trump_suit * N + self.win_card)
+        follow = hand & self._suit_bits.index_select(0, self.led_suit)
+        trumps = hand & self._suit_bits.index_select(0, self.trump_suit)
         follow_beat, trump_beat = follow & beats, trumps & beats
-        answer = where(follow != 0, where(follow_beat != 0, follow_beat, follow),
-                       where(trumps != 0, where(trump_beat != 0, trump_beat, trumps), hand))
-        play_cards = where(self.trick_count == 0, hand, answer)
-        cards = where(phase == PLAY, play_cards, where((phase == EXCHANGE) & (self.marked < self.xcap), hand, 0))
-        named = self._named_by_phase[phase]
-        named[:, self._done_col] = (phase == EXCHANGE) & (self.marked >= self.xmin)
-        return torch.cat([self._bits_to(cards[:, None], self._lut_b)[:, 0], named], 1)
+        # legal_follow, profile M: follow and beat, else follow; else trump and beat, else trump; else anything.
+        answer = _pick(_mask(trumps != 0), _pick(_mask(trump_beat != 0), trump_beat, trumps), hand)
+        answer = _pick(_mask(follow != 0), _pick(_mask(follow_beat != 0), follow_beat, follow), answer)
+        cards = _pick(_mask(self.trick_count == 0), hand, answer) & _mask(phase == PLAY)
+        exchanging = phase == EXCHANGE
+        cards |= hand & _mask(exchanging & (self.marked < self.xcap))
+        legal = cards | self._named_bits.index_select(0, phase) | (
+            self._done_bit & _mask(exchanging & (self.marked >= self.xmin)))
+        mask = self._expand(legal[:, None], self._lut_b, self._shift_A, self.num_actions)[:, 0]
+        return mask.contiguous() if out is None else out.copy_(mask)
 
-    def _bits_to(self, masks: torch.Tensor, lut: torch.Tensor) -> torch.Tensor:
-        """Card masks ``int64[M, K]`` -> per-card values ``[M, K, N]`` through a byte table."""
+    def _expand(self, masks: torch.Tensor, lut: torch.Tensor, shifts: torch.Tensor, width: int) -> torch.Tensor:
+        """Bit masks ``int64[M, K]`` -> ``[M, K, width]`` values (bit i -> position i) through a byte table."""
         M, K = masks.shape
-        by = (masks[:, :, None] >> self._byte_shift) & 255
-        return lut[by].view(M, K, self._nbytes * 8)[:, :, :self.num_cards]
-
-    # ------------------------------------------------------------------ observations
-    def _out_buffer(self) -> torch.Tensor:
-        buf = getattr(self, "_obs_buf", None)
-        if buf is None:
-            buf = self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
-        return buf
+        by = ((masks[:, :, None] >> shifts) & 255).view(-1)
+        return lut.index_select(0, by).view(M, K, shifts.shape[0] * 8)[:, :, :width]
 
     def observe(self, seats: torch.Tensor | int) -> torch.Tensor:
         """``float32[B, D]``: ``Observer.encode(state, seat)`` for one seat per session (or one seat for all)."""
-        if self._mask is None:
+        if self._mask_t is None:
             raise MauschelnError("call reset() first")
-        if isinstance(seats, int):
-            if not 0 <= seats < self.num_players:
-                raise MauschelnError(f"seat {seats} is not a seat; allowed: 0..{self.num_players - 1}")
-            me = torch.full((self.num_envs,), seats, dtype=torch.int64, device=self.device)
-        else:
-            me = torch.as_tensor(seats, device=self.device).to(torch.int64).expand(self.num_envs)
-            if bool(((me < 0) | (me >= self.num_players)).any()):
-                raise MauschelnError(f"seats must lie in 0..{self.num_players - 1}")
+        me = torch.as_tensor(seats, device=self.device).to(torch.int64).expand(self.num_envs).contiguous()
+        if bool(((me < 0) | (me >= self.num_players)).any()):
+            raise MauschelnError(f"seats must lie in 0..{self.num_players - 1}, got {seats!r}")
         return self._encode(me)
 
     def state(self) -> torch.Tensor:
         """``float32[B, state_size]``: ``Observer(game, omniscient=True).encode`` of every session."""
-        if self._mask is None:
+        if self._mask_t is None:
             raise MauschelnError("call reset() first")
         return self._encode(torch.zeros(self.num_envs, dtype=torch.int64, device=self.device), omniscient=True)
 
-    def _encode(self, me: torch.Tensor, rows: torch.Tensor | None = None, omniscient: bool = False,
-                out: torch.Tensor | None = None) -> torch.Tensor:
-        """Observations of seats ``me`` (one per row) of sessions ``rows`` (default: all, in order)."""
-        def sel(t: torch.Tensor) -> torch.Tensor:
-            return t if rows is None else t[rows]
+    def _rows(self, omniscient: bool, M: int) -> dict[str, torch.Tensor]:
+        """Flat offsets of the one-hot pieces for M observation rows (cached for the whole batch)."""
+        key = (omniscient, M)
+        cached = self._row_cache.get(key)
+        if cached is not None:
+            return cached
+        lay = self._layout[omniscient]
+        row = torch.arange(M, dtype=torch.int64, device=self.device) * lay["size"]
+        r2 = row[:, None]
+        rows = {
+            "dummy": row + lay["dummy"], "dummy2": (row + lay["dummy"])[:, None],
+            "phase": row + lay["phase"], "to_act": row + lay["to_act"], "dealer": row + lay["dealer"],
+            "trump_suit": row + lay["trump_suit"], "taken": row + lay["taken"], "knock": row + lay["knock"] - 1,
+            "live": r2 + lay["live"], "roles": r2 + lay["roles"], "exchanged": r2 + lay["exchanged"],
+            "leader": r2 + lay["leader"], "tcards": r2[:, :, None] + lay["tcards"],
+            "seat_rows": torch.arange(M, dtype=torch.int64, device=self.device)[:, None] * self.num_players,
+        }
+        if M == self.num_envs:
+            self._row_cache[key] = rows
+        return rows
 
-        where = torch.where
+    def _encode(self, me: torch.Tensor, rows: torch.Tensor | None = None, omniscient: bool = False,
+                out: torch.Tensor | None = None, acting: bool = False) -> torch.Tensor:
+        """Observations of seats ``me`` (one per row) of sessions ``rows`` (default: every session in order).
+
+        ``acting``: ``me`` is every session's seat to act and no session is over (a shortcut).
+        """
+        def sel(t: torch.Tensor) -> torch.Tensor:
+            return t if rows is None else t.index_select(0, rows)
+
         lay = self._layout[omniscient]
         n, N, T = self.num_players, self.num_cards, self.game.num_tricks
         M = me.shape[0]
@@ -672,55 +790,64 @@ class BatchedMauscheln(VectorEnv):
             out = torch.zeros(M, lay["size"], dtype=torch.float32, device=self.device)
         else:
             out.zero_()
-        dummy = lay["dummy"]
-        phase, dealer = sel(self.phase), sel(self.dealer)
-        relof = self._relof[me]  # relof[i, s]: seat s relative to the observer
-        rot = self._rot[me]  # rot[i, r]: absolute seat of relative seat r
-        holder, knocked = sel(self.trump_holder), sel(self.knocked)
-        rel3 = relof.gather(1, torch.stack([sel(self.to_act), dealer, holder.clamp(min=0)], 1))
-        active = phase != OVER
-        trump_card = sel(self.trump_card)
-        single = torch.stack([
-            where(active, lay["phase"] + phase, dummy),
-            where(active, lay["to_act"] + rel3[:, 0], dummy),
-            lay["dealer"] + rel3[:, 1],
-            lay["trump_card"] + trump_card,
-            lay["trump_suit"] + sel(self.trump_suit),
-            where(holder >= 0, lay["taken"] + rel3[:, 2], dummy),
-            where(knocked > 0, lay["knock"] - 1 + knocked, dummy),
-        ], 1)
-        alive_rel = ((sel(self.alive_bits)[:, None] >> rot) & 1) != 0
-        per_seat = torch.cat([
-            where(alive_rel, lay["live"], dummy),
-            lay["roles"] + sel(self.roles).gather(1, rot),
-            lay["exchanged"] + sel(self.exchanged).gather(1, rot),
-        ], 1)
-        leaders = sel(self.trick_leader)[:, :T]
-        lead_idx = where(leaders >= 0, lay["leader"] + relof.gather(1, leaders.clamp(min=0)), dummy)
-        tc = sel(self.trick_cards)[:, :T * n].view(M, T, n)
-        tc_idx = where(tc >= 0, lay["tcards"] + (relof * N)[:, None, :] + tc, dummy).view(M, T * n)
-        out.scatter_(1, torch.cat([single, per_seat, lead_idx, tc_idx], 1), 1.0)
-        # Numbers, in float64 then rounded to float32 as the reference does.
-        numbers = torch.cat([sel(self.chips).gather(1, rot), sel(self.pot)[:, None], sel(self.deals_settled)[:, None]], 1)
-        o = lay["chips"]
-        out[:, o:o + n + 2] = (numbers.to(torch.float64) * self._number_scale).to(torch.float32)
-        o = lay["won"]
-        out[:, o:o + n] = (sel(self.tricks_won).gather(1, rot).to(torch.float64) * self._inv_tricks).to(torch.float32)
-        # Card sets.
+        r = self._rows(omniscient, M)
+        phase, dealer, holder, knocked = sel(self.phase), sel(self.dealer), sel(self.trump_holder), sel(self.knocked)
+        me2 = me[:, None]
+
+        def rel(seat: torch.Tensor, me: torch.Tensor) -> torch.Tensor:  # (seat - me) mod n, for seat >= 0
+            d = seat - me
+            return d + (n & (d >> 63))
+
+        rot = me2 + self._seat_ar
+        rot -= n & ((n - 1 - rot) >> 63)  # absolute seat of relative seat r: (me + r) mod n
+        rel_flat = (r["seat_rows"] + rot).view(-1)  # per-seat values in relative order via index_select
+        dummy, dummy2 = r["dummy"], r["dummy2"]
+        if acting:  # the seat to act of a live session: its phase is set and it is relative seat 0
+            first = [r["phase"] + phase, r["to_act"]]
+        else:
+            m_active = _mask(phase != OVER)
+            first = [_pick(m_active, r["phase"] + phase, dummy),
+                     _pick(m_active, r["to_act"] + rel(sel(self.to_act), me), dummy)]
+        singles = torch.cat([
+            *first,
+            r["dealer"] + rel(dealer, me),
+            r["trump_suit"] + sel(self.trump_suit),
+            _pick(_mask(holder >= 0), r["taken"] + rel(holder, me), dummy),
+            _pick(_mask(knocked > 0), r["knock"] + knocked, dummy),
+        ])
+        live = _pick(((sel(self.alive_bits)[:, None] >> rot) & 1).neg_(), r["live"], dummy2)
+        roles = r["roles"] + sel(self.roles).view(-1).index_select(0, rel_flat).view(M, n)
+        exchanged = r["exchanged"] + sel(self.exchanged).view(-1).index_select(0, rel_flat).view(M, n)
+        # Empty trick slots hold ABSENT: their indices fall below the pot cell and maximum() sends them there.
+        lead = torch.maximum(r["leader"] + rel(sel(self.trick_leader)[:, :T], me2), dummy2)
+        played = sel(self.trick_cards)[:, :T * n].view(M, T, n)
+        cards = torch.maximum(r["tcards"] + (rel(self._seat_ar, me2) * N)[:, None, :] + played, dummy2[:, :, None])
+        ones = torch.cat([singles, live.view(-1), roles.view(-1), exchanged.view(-1), lead.view(-1), cards.view(-1)])
+        out.view(-1).index_fill_(0, ones, 1.0)
+        # Numbers (chips, pot, progress; tricks won), in float64 then rounded to float32 as the reference does.
+        numbers = torch.cat([sel(self.chips).view(-1).index_select(0, rel_flat).view(M, n), sel(self.pot)[:, None],
+                             sel(self.deals_settled)[:, None],
+                             sel(self.tricks_won).view(-1).index_select(0, rel_flat).view(M, n)], 1)
+        numbers = (numbers.to(torch.float64) * self._number_scale).to(torch.float32)
+        o, w = lay["chips"], lay["won"]
+        out[:, o:o + n + 2] = numbers[:, :n + 2]
+        out[:, w:w + n] = numbers[:, n + 2:]
+        # Card sets, then the trump card.
+        trump_bit = self._card_bit.index_select(0, sel(self.trump_card))[:, None]
         if omniscient:
             masks = torch.cat([sel(self.hands), sel(self.discards), sel(self.drawn), sel(self.stock_bits)[:, None],
-                               sel(self.dead)[:, None]], 1)
+                               sel(self.dead)[:, None], trump_bit], 1)
         else:
-            me1 = me[:, None]
-            is_dealer = me == dealer
-            blind = where(is_dealer, sel(self.blind), 0)
-            hidden = is_dealer & sel(self.dealer_blind)
+            fs = (r["seat_rows"][:, 0] + me)
+            blind = sel(self.blind) & _mask(me == dealer)
+            seen = ~_mask((me == dealer) & sel(self.dealer_blind))
             masks = torch.stack([
-                where(hidden, 0, sel(self.hands).gather(1, me1)[:, 0] & ~blind),
-                sel(self.discards).gather(1, me1)[:, 0],
-                sel(self.drawn).gather(1, me1)[:, 0] & ~blind,
+                sel(self.hands).view(-1).index_select(0, fs) & ~blind & seen,
+                sel(self.discards).view(-1).index_select(0, fs),
+                sel(self.drawn).view(-1).index_select(0, fs) & ~blind,
+                trump_bit[:, 0],
             ], 1)
         K = masks.shape[1]
         o = lay["cards"]
-        out[:, o:o + K * N].view(M, K, N).copy_(self._bits_to(masks, self._lut_f))
+        out[:, o:o + K * N].view(M, K, N).copy_(self._expand(masks, self._lut_f, self._shift_N, N))
         return out

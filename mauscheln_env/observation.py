@@ -54,7 +54,7 @@ def observation_pieces(game: Game, omniscient: bool = False) -> list[Piece]:
         Piece("phase", (len(spec.phases),), f"one-hot: {', '.join(spec.phases)} (all 0 when over)"),
         Piece("to_act", (n,), f"one-hot {frame} to act"),
         Piece("dealer", (n,), f"one-hot {frame} of the dealer"),
-        Piece("live", (n,), f"1 per {frame} still in the session (chips > 0)"),
+        Piece("live", (n,), f"1 per {frame} still in the session (not eliminated)"),
         Piece("scores", (n,), f"score per {frame} / start score") if points
         else Piece("chips", (n,), f"chips per {frame} / bankroll"),
     ]

@@ -1,8 +1,11 @@
 """Vector environments: many Mauscheln sessions stepped together, as torch tensors.
 
 A trainer steps ``num_envs`` independent sessions at once and does not care
-whether a Python loop over the reference engine or the batched tensor engine
-(:class:`mauscheln_env.batched.BatchedMauscheln`) runs underneath. Both
+whether a Python loop over the reference engine (:class:`ReferenceVectorEnv`),
+the batched tensor engine (:class:`mauscheln_env.batched.BatchedMauscheln`) or
+batched engines in worker processes (:class:`SubprocVectorEnv`) runs
+underneath; :func:`make_vector_env` builds any of them by name, and
+:func:`sample_legal` draws uniformly random legal actions from a mask. All
 implement :class:`VectorEnv`:
 
 | member | meaning |
@@ -28,27 +31,30 @@ Tensors (on ``env.device``; the reference loop is CPU only):
 
 **Auto-reset (same step).** When a session ends, its final reward is in the
 ``rewards`` of that step, ``terminated`` or ``truncated`` is set, and the
-session is replaced at once by a new one (same options as at ``reset``, first
-dealer drawn at random): the returned ``obs``, ``mask`` and ``to_act`` already
+session is replaced at once by a new one (the ruleset's bankroll, an empty pot,
+the first dealer by lot): the returned ``obs``, ``mask`` and ``to_act`` already
 belong to the new session's first decision, as in gymnasium's vector envs with
 ``autoreset_mode=SAME_STEP``. The new session's first ante is not a reward of
 this step; it is part of the first deal's delta, paid when that deal ends.
 
-``info`` (a dict of tensors, the same keys for both implementations):
+``info`` (a dict of tensors, the same keys in every implementation):
 
 | key | shape | meaning |
 | --- | --- | --- |
 | `deal_kind` | int64[B] | how a deal ended in this step: `DEAL_NONE` 0, `DEAL_SETTLED` 1, `DEAL_NO_PLAY` 2, `DEAL_THROW_IN` 3 |
 | `new_deal` | bool[B] | a new deal was dealt in this step (after a deal ended, or by auto-reset) |
-| `final_chips` | int64[B, n] | chips after this step, before any auto-reset (the final chips of an ended session) |
+| `final_chips` | int64[B, n] | chips after this step (a new deal's ante paid); for a session that ended in this step, its final chips before the auto-reset |
 | `final_index` | int64[k] | only with ``final_observations=True``: the sessions that ended in this step |
 | `final_obs` | float32[k, n, D] | only with ``final_observations=True``: every seat's observation of the ended state |
 
-Both implementations validate actions (an action outside ``mask`` raises
-:class:`~mauscheln_env.errors.IllegalActionError` and changes nothing) and
-are deterministic: the same seed and actions give the same tensors. They deal
-from different random streams, so the same seed gives different deals in the
-two; feed deals through ``reset(options={"deals": ...})`` to compare them.
+Every implementation validates actions (an action outside ``mask`` raises
+:class:`~mauscheln_env.errors.IllegalActionError` and changes nothing) and is
+deterministic: the same seed and actions give the same tensors. The reference
+loop and the batched engine deal from different random streams, so the same
+seed gives them different deals; feed deals through
+``reset(options={"deals": ...})`` to compare them. Built with ``copy=False``
+(batched engine, worker processes), ``obs`` and ``mask`` are buffers that the
+next ``step`` overwrites; otherwise every call returns fresh tensors.
 
 Reset ``options`` (each for every session, or one value for all):
 ``dealer`` (int or int64[B]), ``chips`` (n ints or int64[B, n], each >= 1),
@@ -131,6 +137,20 @@ class VectorEnv(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op unless an implementation holds resources
         """Release resources (nothing to release by default)."""
+
+
+def sample_legal(mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One uniformly random legal action per row of ``mask`` (``bool[B, A]``, at least one True per row).
+
+    ``int64[B]`` on ``mask``'s device: draws r in [0, #legal) and returns the
+    position of the r-th legal action (a cumulative count in ``uint8``, so
+    ``A`` must stay below 256).
+    """
+    if mask.dtype != torch.bool or mask.dim() != 2 or mask.shape[1] > 255:
+        raise MauschelnError(f"mask must be bool[B, A] with A < 256, got {mask.dtype} {tuple(mask.shape)}")
+    counts = mask.cumsum(1, dtype=torch.uint8)
+    draw = torch.rand(mask.shape[0], generator=generator, device=mask.device) * counts[:, -1]
+    return (counts <= draw.to(torch.uint8)[:, None]).sum(1, dtype=torch.int64)
 
 
 # ---------------------------------------------------------------------- option parsing
@@ -223,6 +243,9 @@ def deal_spec_to_order(game: Game, spec: DealSpec, dealer: int) -> np.ndarray:
             order.extend(hands[s][taken[s]:taken[s] + step])
             taken[s] += step
     order.extend(spec.stock)
+    if len(order) != game.num_cards:
+        raise DealError(f"the deal holds {len(order)} cards; a full deal of this deck has {game.num_cards} "
+                        f"(hands, the trump card and the stock)")
     return np.asarray(order, dtype=np.int64)
 
 
@@ -365,13 +388,234 @@ class ReferenceVectorEnv(VectorEnv):
         return torch.from_numpy(np.stack([self.state_observer.encode(s) for s in self.states]))
 
 
+# ---------------------------------------------------------------------- worker processes
+
+
+def shard_seeds(seed: int | None, count: int) -> list[int | None]:
+    """Independent seeds for ``count`` shards, derived from ``seed`` (None stays None: OS entropy)."""
+    if seed is None:
+        return [None] * count
+    return [int(c.generate_state(1, dtype=np.uint64)[0] >> 1) for c in np.random.SeedSequence(seed).spawn(count)]
+
+
+class SubprocVectorEnv(VectorEnv):
+    """Batched engines in worker processes, each holding a contiguous block of sessions, on shared memory.
+
+    A CPU trainer gets several cores this way: each worker runs one
+    :class:`~mauscheln_env.batched.BatchedMauscheln` with a cache-sized batch on
+    one torch thread and writes observations, masks, rewards and flags straight
+    into shared-memory tensors; a step costs the parent one small pipe message
+    per worker. (Threads would not do: two shards issuing hundreds of small torch
+    calls per step hand the GIL back and forth at every call.) Actions are
+    validated in the parent before any worker moves, so an illegal action
+    changes nothing. With ``copy=False`` the shared ``obs`` and ``mask`` are
+    returned and overwritten by the next step. ``reset(seed)`` gives each worker
+    a seed derived from ``seed`` (:func:`shard_seeds`), so runs are reproducible
+    and equal to the shards run side by side. Call :meth:`close` (or use the
+    env as a context manager) to stop the workers.
+    """
+
+    def __init__(self, config: RuleConfig, num_envs: int, workers: int, seed: int | None = None, *,
+                 final_observations: bool = False, copy: bool = True, start_method: str = "spawn") -> None:
+        import torch.multiprocessing as mp
+
+        from mauscheln_env.batched import check_supported
+
+        check_supported(config)
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= num_envs:
+            raise ConfigError(f"workers={workers!r} is not allowed; allowed: a whole number from 1 to num_envs")
+        game = Game(config)
+        self.config = config
+        self.device = torch.device("cpu")
+        self.num_envs, self.num_players, self.num_actions = num_envs, config.num_players, config.num_actions
+        self.obs_size = Observer(game).size
+        self.state_size = Observer(game, omniscient=True).size
+        self.final_observations, self.copy = final_observations, copy
+        B, n = num_envs, self.num_players
+        self._buffers = {
+            "obs": torch.zeros(B, self.obs_size), "mask": torch.zeros(B, self.num_actions, dtype=torch.bool),
+            "actions": torch.zeros(B, dtype=torch.int64), "to_act": torch.zeros(B, dtype=torch.int64),
+            "rewards": torch.zeros(B, n), "terminated": torch.zeros(B, dtype=torch.bool),
+            "truncated": torch.zeros(B, dtype=torch.bool), "deal_kind": torch.zeros(B, dtype=torch.int64),
+            "new_deal": torch.zeros(B, dtype=torch.bool), "final_chips": torch.zeros(B, n, dtype=torch.int64),
+        }
+        for t in self._buffers.values():
+            t.share_memory_()
+        sizes = [num_envs // workers + (i < num_envs % workers) for i in range(workers)]
+        self._starts = np.cumsum([0, *sizes]).tolist()
+        ctx = mp.get_context(start_method)
+        self._conns, self._procs = [], []
+        for lo, hi, s in zip(self._starts, self._starts[1:], shard_seeds(seed, workers)):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_subproc_worker, daemon=True, name=f"mauscheln-worker-{lo}",
+                               args=(config.to_dict(), lo, hi, s, final_observations, self._buffers, child))
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self._call("ping")
+        self._ready = False
+
+    def _call(self, command: str, payloads: Sequence[Any] | None = None) -> list[Any]:
+        if not self._conns:
+            raise MauschelnError("the workers are stopped (close() was called)")
+        for i, conn in enumerate(self._conns):
+            conn.send((command, None if payloads is None else payloads[i]))
+        replies = [conn.recv() for conn in self._conns]
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        return replies
+
+    def _split_options(self, opts: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each worker's share of the reset options (one value for all stays one value for all)."""
+        shares = []
+        for lo, hi in zip(self._starts, self._starts[1:]):
+            share = {}
+            for key, value in opts.items():
+                if key == "deals":
+                    share[key] = value[lo:hi]
+                    continue
+                arr = value if isinstance(value, torch.Tensor) else np.asarray(value)
+                per_session = arr.ndim == (2 if key == "chips" else 1) and arr.shape[0] == self.num_envs
+                share[key] = arr[lo:hi] if per_session else value
+            shares.append(share)
+        return shares
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> VecReset:
+        opts = check_reset_options(options)
+        seeds = shard_seeds(seed, len(self._conns))
+        self._call("reset", [(s, o) for s, o in zip(seeds, self._split_options(opts))])
+        self._ready = True
+        obs, mask = self._outputs()
+        return VecReset(obs, mask, self._buffers["to_act"].clone())
+
+    def step(self, actions: torch.Tensor) -> VecStep:
+        if not self._ready:
+            raise MauschelnError("call reset() before step()")
+        a = torch.as_tensor(actions)
+        buf = self._buffers
+        if a.shape != (self.num_envs,) or a.dtype.is_floating_point or a.dtype == torch.bool:
+            raise IllegalActionError(f"actions must be an integer tensor of shape ({self.num_envs},), "
+                                     f"got {tuple(a.shape)} {a.dtype}")
+        a = a.to(torch.int64)
+        A = self.num_actions
+        ok = (a >= 0) & (a < A) & buf["mask"].gather(1, a.clamp(0, A - 1)[:, None])[:, 0]
+        if not bool(ok.all()):
+            b = int((~ok).nonzero()[0, 0])
+            raise IllegalActionError(f"session {b}: action {int(a[b])} is not legal for seat {int(buf['to_act'][b])}; "
+                                     f"legal: {buf['mask'][b].nonzero()[:, 0].tolist()}")
+        buf["actions"].copy_(a)
+        replies = self._call("step")
+        info = {key: buf[key].clone() for key in ("deal_kind", "new_deal", "final_chips")}
+        if self.final_observations:
+            info["final_index"] = torch.cat([r[0] for r in replies])
+            info["final_obs"] = torch.cat([r[1] for r in replies])
+        obs, mask = self._outputs()
+        return VecStep(obs, mask, buf["to_act"].clone(), buf["rewards"].clone(), buf["terminated"].clone(),
+                       buf["truncated"].clone(), info)
+
+    def _outputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        obs, mask = self._buffers["obs"], self._buffers["mask"]
+        return (obs.clone(), mask.clone()) if self.copy else (obs, mask)
+
+    def observe(self, seats: torch.Tensor | int) -> torch.Tensor:
+        seats_t = torch.as_tensor(seats).expand(self.num_envs)
+        return torch.cat(self._call("observe", [seats_t[lo:hi].clone() for lo, hi in zip(self._starts,
+                                                                                       self._starts[1:])]))
+
+    def state(self) -> torch.Tensor:
+        return torch.cat(self._call("state"))
+
+    def close(self) -> None:
+        for conn in self._conns:
+            try:
+                conn.send(("close", None))
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self._procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
+        for conn in self._conns:
+            conn.close()
+        self._conns, self._procs = [], []
+
+    def __enter__(self) -> SubprocVectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_conns", None):
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - interpreter shutdown; the daemon workers die with us
+                pass
+
+
+def _subproc_worker(config_kwargs: dict[str, Any], lo: int, hi: int, seed: int | None, final_observations: bool,
+                    buffers: dict[str, torch.Tensor], conn: Any) -> None:
+    """A :class:`SubprocVectorEnv` worker: one batched engine over sessions ``lo:hi`` of the shared buffers."""
+    from mauscheln_env.batched import BatchedMauscheln
+    from mauscheln_env.config import make_config
+
+    torch.set_num_threads(1)
+    config = make_config(config_kwargs.pop("ruleset"), config_kwargs.pop("num_players"), **config_kwargs)
+    env = BatchedMauscheln(config, hi - lo, seed=seed, final_observations=final_observations)
+    env.use_buffers(buffers["obs"][lo:hi], buffers["mask"][lo:hi])
+    out = {key: buffers[key][lo:hi] for key in ("to_act", "rewards", "terminated", "truncated", "deal_kind",
+                                                 "new_deal", "final_chips")}
+    actions = buffers["actions"][lo:hi]
+    while True:
+        try:
+            command, payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if command == "close":
+                conn.close()
+                return
+            if command == "ping":
+                reply: Any = None
+            elif command == "reset":
+                shard_seed, options = payload
+                out["to_act"].copy_(env.reset(seed=shard_seed, options=options).to_act)
+                reply = None
+            elif command == "step":
+                res = env.step(actions)
+                for key in ("to_act", "rewards", "terminated", "truncated"):
+                    out[key].copy_(getattr(res, key))
+                for key in ("deal_kind", "new_deal", "final_chips"):
+                    out[key].copy_(res.info[key])
+                reply = (res.info["final_index"] + lo, res.info["final_obs"]) if final_observations else None
+            elif command == "observe":
+                reply = env.observe(payload)
+            elif command == "state":
+                reply = env.state()
+            else:
+                reply = MauschelnError(f"unknown worker command {command!r}")
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent, which raises it
+            reply = exc
+        conn.send(reply)
+
+
 def make_vector_env(config: RuleConfig, num_envs: int, backend: str = "batched", device: str | torch.device = "cpu",
-                    seed: int | None = None, **kwargs: Any) -> VectorEnv:
-    """A :class:`VectorEnv` by name: ``"batched"`` (tensor engine, any device) or ``"reference"`` (Python loop, CPU)."""
+                    seed: int | None = None, workers: int = 1, **kwargs: Any) -> VectorEnv:
+    """A :class:`VectorEnv` by name: ``"batched"`` (tensor engine, any device) or ``"reference"`` (Python loop, CPU).
+
+    ``workers > 1`` (batched, CPU) splits the sessions over that many worker
+    processes (:class:`SubprocVectorEnv`).
+    """
     if backend == "batched":
         from mauscheln_env.batched import BatchedMauscheln
 
-        return BatchedMauscheln(config, num_envs, device=device, seed=seed, **kwargs)
+        if workers == 1:
+            return BatchedMauscheln(config, num_envs, device=device, seed=seed, **kwargs)
+        if torch.device(device).type != "cpu":
+            raise ConfigError(f"worker processes run on the CPU; use one batched engine on {device!r}")
+        return SubprocVectorEnv(config, num_envs, workers, seed=seed, **kwargs)
     if backend == "reference":
         if torch.device(device).type != "cpu":
             raise ConfigError(f"the reference backend runs on the CPU only, got device={device!r}")
