@@ -7,7 +7,8 @@ strings and the network's shape. :func:`load_policy` refuses a file that does
 not match the environment it is asked to play in, with a message that says
 what differs. Nothing is ever unpickled.
 
-    agent = make_agent("learned", checkpoint="mauscheln4", greedy=True)
+    agent = make_agent("learned", checkpoint="mauscheln4")             # samples from the policy (seeded)
+    agent = make_agent("learned", checkpoint="path/to/policy.safetensors", greedy=True)
 
 ``checkpoint`` is a path or the name of a policy shipped in
 ``agents/policies/`` (``available_policies()`` lists them).
@@ -203,11 +204,16 @@ def load_policy(name_or_path: str | Path, game: Game) -> PolicyNet:
 
 # ---------------------------------------------------------------------- agent
 class LearnedAgent(Agent):
-    """Plays a trained :class:`PolicyNet` from the observation and the mask alone."""
+    """Plays a trained :class:`PolicyNet` from the observation and the mask alone.
+
+    By default it samples from the policy with its seeded generator (the
+    policy was trained as a mixed strategy; in an imperfect-information game
+    its argmax can be much weaker); ``greedy=True`` plays the most likely action.
+    """
 
     name = "learned"
 
-    def __init__(self, seed: int | None = None, checkpoint: str = "mauscheln4", greedy: bool = True) -> None:
+    def __init__(self, seed: int | None = None, checkpoint: str = "mauscheln4", greedy: bool = False) -> None:
         super().__init__(seed)
         if not isinstance(greedy, bool):
             raise ValueError(f"greedy={greedy!r} is not allowed; allowed: True or False")

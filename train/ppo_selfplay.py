@@ -309,7 +309,9 @@ def train(args: Args) -> dict[str, Any]:
     device = torch.device(args.device)
     config = make_config(args.ruleset, args.num_players, max_deals=args.max_deals, **args.rules)
     game = Game(config)
-    envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed)
+    # The batched engine may hand out its internal buffers (copy=False): the rollout copies them into storage.
+    env_kwargs = {"copy": False} if args.backend == "batched" else {}
+    envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed, **env_kwargs)
     B, n, T = args.num_envs, envs.num_players, args.num_steps
     D, A = envs.obs_size, envs.num_actions
     critic_size = (envs.state_size + n) if args.central_critic else None
@@ -665,13 +667,13 @@ def _baseline_actions(envs: Any, baselines: list[list[Any]], ctrl: torch.Tensor,
                       obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int) -> None:
     from agents.views import EnvView
 
-    view = getattr(envs, "_view", None)
-    if view is None:
-        view = envs._view = EnvView(envs.config)
+    view = EnvView(envs.config)
     for b in (ctrl > pool).nonzero().squeeze(-1).tolist():
         agent = baselines[int(ctrl[b]) - pool - 1][int(seat[b])]
-        info = view.info(envs.states[b], int(seat[b]))
-        action[b] = agent.act(obs[b].cpu().numpy(), mask[b].cpu().numpy(), info)
+        view.bind(envs.states[b])
+        view.refresh()
+        observation, action_mask, info = view.seat_view(int(seat[b]))
+        action[b] = agent.act(observation, action_mask, info)
 
 
 def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int, seed: int, path: Path,
