@@ -308,6 +308,27 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def attach(self, state: State) -> None:
+        """Point this environment at an engine state the caller owns (a match runner, a search agent).
+
+        ``observe``, ``infos`` and ``render`` then describe ``state`` exactly as
+        they would in play; call ``attach`` again after the state changed
+        outside ``step``. The state is not copied. Every agent is live and no
+        reward is pending afterwards.
+        """
+        if not isinstance(state, State) or state.n != self.config.num_players:
+            raise MauschelnError(f"attach needs an engine State of {self.config.num_players} seats, got {state!r}")
+        self._engine_state = state
+        self._just_ended = []
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        if state.to_act is not None:
+            self.agent_selection = self.possible_agents[state.to_act]
+        self._update_infos()
+
     # -------------------------------------------------------------- step
     def step(self, action: int | None) -> None:
         if self._engine_state is None:

@@ -289,3 +289,21 @@ def test_render_shows_only_the_acting_hand():
     assert "A♠ K♠ 7♥ 8♦" in text  # seat 1 acts
     assert "A♣" not in text
     assert "trump card 9♠" in text and "pot 4" in text
+
+
+def test_attach_describes_a_state_owned_by_the_caller():
+    from mauscheln_env import Game, make_config
+
+    game = Game(make_config("mauscheln", 4))
+    state = game.new_session(np.random.default_rng(3), dealer=1)
+    env = mauscheln_env.raw_env(num_players=4)
+    env.attach(state)
+    assert env.agent_selection == "player_2"
+    legal = game.legal_actions(state)
+    mask = env.observe("player_2")["action_mask"]
+    assert sorted(np.flatnonzero(mask).tolist()) == legal
+    game.apply(state, legal[0])
+    env.attach(state)
+    assert env.infos["player_2"]["roles"][2] in ("mauschler", "declined")
+    with pytest.raises(ValueError, match="engine State"):
+        env.attach("not a state")
