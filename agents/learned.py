@@ -124,6 +124,7 @@ def save_policy(path: str | Path, net: PolicyNet, game: Game, extra: dict[str, A
     os.close(fd)
     try:
         save_file(tensors, tmp, metadata=meta)
+        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a policy is meant to be shared
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

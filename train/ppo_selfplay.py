@@ -491,8 +491,10 @@ def train(args: Args) -> dict[str, Any]:
         if (update + 1) % args.checkpoint_every == 0 or last:
             save_checkpoint(run_dir, update + 1, net, optimizer, game, args, pool, stats)
         if args.eval_every and (update + 1) % args.eval_every == 0 and not last:
-            table = evaluate_policy(net, game, args.eval_agents, args.eval_deals, args.seed,
-                                    run_dir / "eval_policy.safetensors")
+            # A fresh file name per evaluation: the match runner caches agents by their spec string.
+            eval_path = run_dir / f"eval_policy_{update + 1:06d}.safetensors"
+            table = evaluate_policy(net, game, args.eval_agents, args.eval_deals, args.seed, eval_path)
+            eval_path.unlink(missing_ok=True)
             for row in table:
                 if row["format"] == "both formats":
                     writer.add_scalar(f"eval/advantage_vs_{row['opponent']}", row["mean"], decisions_done)
