@@ -1,17 +1,23 @@
 """The ``mauscheln`` command: one entry point, one subcommand per job.
 
-``mauscheln demo`` plays and renders a short session between random agents.
+``mauscheln demo`` plays and renders a short session between random agents;
+``mauscheln train`` trains a policy by self-play; ``mauscheln eval`` runs
+duplicate-deal evaluations; ``mauscheln play`` sits a human at the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
     "demo": ("mauscheln_env.demo", "Play and render a short session between random agents."),
+    "eval": ("agents.evaluate", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings."),
+    "play": ("agents.play", "Play against the bots in a terminal."),
+    "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }
 
 

@@ -1,0 +1,655 @@
+"""Duplicate-deal evaluation and tournaments (``mauscheln eval``).
+
+Duplicate deals
+    Deal ``d`` of a series is fixed in full — every hand, the trump card, the
+    stock order and the dealer — by :func:`agents.match.make_deal` from
+    ``(seed, d)``; later deals of a multi-deal session come from a session
+    shuffle seeded by ``(seed, d)`` too. Each deal is replayed ``2 n`` times:
+
+    * format ``alone``: the candidate alone at seat r against a field of the
+      baseline at the other seats, for r = 0 .. n-1;
+    * format ``field``: the baseline alone at seat r against a field of
+      candidates, for r = 0 .. n-1.
+
+    Every agent is reseeded before every deal from ``(seed, d, deal-in-session,
+    seat)`` — common random numbers: whoever sits at a seat draws the same
+    random numbers (``crn=False`` adds the agent's identity to the key).
+
+Scores
+    In each format and deal, the candidate's mean chips per seat-deal and the
+    baseline's mean chips per seat-deal are taken over the same ``n`` seats (each
+    seat's cards are played once by the lone agent and ``n - 1`` times by the
+    field, and each seat is weighed equally), so the luck of the cards cancels.
+    The *advantage* of a deal is the mean over the two formats of (candidate −
+    baseline). Reported per pairing: the mean advantage in chips per deal with
+    a 95 % confidence interval over deals (normal approximation), the same per
+    format, each agent's own mean chips per deal, how often each role occurred,
+    and the deals won, lost and tied (advantage > 0, < 0, = 0).
+
+Ratings
+    A cross-table of mean advantages over any set of agents, and Bradley–Terry
+    strengths fitted to the per-deal wins (ties count half; a weak prior of one
+    tie per pairing keeps the fit finite), shown on the Elo scale
+    (400 · log10), centred on the mean.
+
+Output: a Markdown cross-table on stdout, and with ``--out DIR``
+``results.json``, ``results.csv``, ``crosstable.md`` and (if matplotlib is
+installed) ``chart.png``. Matches run on the engine directly, optionally in
+parallel processes (``--workers``), with a progress bar (tqdm if installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+import shlex
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, agent_from_spec, parse_agent_spec
+from agents.match import ROLE_KEYS, MatchRunner, agent_seed, make_deal
+from mauscheln_env.config import RuleConfig, make_config
+from mauscheln_env.engine import Game
+
+FORMATS = ("alone", "field")
+Z95 = 1.959963984540054
+
+
+# ---------------------------------------------------------------------- statistics
+@dataclass
+class Estimate:
+    """A mean with its 95 % confidence interval (normal approximation) over ``n`` samples."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float] | np.ndarray) -> Estimate:
+        x = np.asarray(values, dtype=np.float64)
+        if x.size == 0:
+            return cls(float("nan"), float("nan"), float("nan"), 0)
+        mean = float(x.mean())
+        if x.size < 2:
+            return cls(mean, float("-inf"), float("inf"), int(x.size))
+        half = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size)
+        return cls(mean, mean - half, mean + half, int(x.size))
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.3f} ± {self.half_width:.3f}"
+
+
+@dataclass
+class PairResult:
+    """Everything measured for one pairing (candidate vs baseline)."""
+
+    candidate: str
+    baseline: str
+    deals: int
+    advantage: Estimate
+    advantage_by_format: dict[str, Estimate]
+    candidate_chips: dict[str, Estimate]
+    baseline_chips: dict[str, Estimate]
+    wins: int
+    losses: int
+    ties: int
+    roles: dict[str, dict[str, int]]
+    """Role counts per agent ("candidate"/"baseline") over all its seat-deals."""
+    games: int
+    seconds: float
+    per_deal: np.ndarray | None = field(default=None, repr=False)
+    """Per deal: [alone cand, alone base, field cand, field base] mean chips per seat-deal."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("per_deal")
+        if self.per_deal is not None:
+            d["per_deal"] = np.round(self.per_deal, 6).tolist()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PairResult:
+        def est(x: dict) -> Estimate:
+            return Estimate(**x)
+
+        return cls(
+            candidate=d["candidate"],
+            baseline=d["baseline"],
+            deals=d["deals"],
+            advantage=est(d["advantage"]),
+            advantage_by_format={k: est(v) for k, v in d["advantage_by_format"].items()},
+            candidate_chips={k: est(v) for k, v in d["candidate_chips"].items()},
+            baseline_chips={k: est(v) for k, v in d["baseline_chips"].items()},
+            wins=d["wins"],
+            losses=d["losses"],
+            ties=d["ties"],
+            roles=d["roles"],
+            games=d["games"],
+            seconds=d["seconds"],
+            per_deal=None if d.get("per_deal") is None else np.asarray(d["per_deal"], dtype=np.float64),
+        )
+
+
+# ---------------------------------------------------------------------- evaluation settings
+@dataclass(frozen=True)
+class Settings:
+    """How the matches are played (everything but the agents)."""
+
+    ruleset: str = "mauscheln"
+    players: int = 4
+    deals: int = 1000
+    seed: int = 0
+    start: int = 0
+    """Index of the first duplicate deal (a series can be played in chunks and merged)."""
+    session_deals: int = 1
+    pot: int = 0
+    crn: bool = True
+    rule_options: tuple[tuple[str, Any], ...] = ()
+
+    def config(self) -> RuleConfig:
+        return make_config(self.ruleset, self.players, max_deals=self.session_deals, **dict(self.rule_options))
+
+
+# ---------------------------------------------------------------------- worker side
+_WORKER_CACHE: dict[str, Any] = {}
+
+
+def _agents_for(spec: str, game: Game, count: int, role: str) -> list[Agent]:
+    """``count`` instances of ``spec`` (one per seat) for one side of a pairing, cached per process."""
+    key = f"{role}|{spec}|{id(game)}"
+    agents = _WORKER_CACHE.get(key)
+    if agents is None:
+        agents = [agent_from_spec(spec) for _ in range(count)]
+        _WORKER_CACHE[key] = agents
+    return agents
+
+
+def _runner_for(settings: Settings) -> MatchRunner:
+    key = f"runner|{settings}"
+    runner = _WORKER_CACHE.get(key)
+    if runner is None:
+        runner = MatchRunner(Game(settings.config()))
+        _WORKER_CACHE[key] = runner
+    return runner
+
+
+def play_block(settings: Settings, candidate: str, baseline: str, start: int, stop: int) -> dict[str, Any]:
+    """Play duplicate deals ``start .. stop-1`` of one pairing in both formats.
+
+    Returns per-deal means ``[alone cand, alone base, field cand, field base]``
+    and the role counts of each agent.
+    """
+    runner = _runner_for(settings)
+    game = runner.game
+    n = game.n
+    cands = _agents_for(candidate, game, n, "candidate")
+    bases = _agents_for(baseline, game, n, "baseline")
+    chips = None
+    per_deal = np.zeros((stop - start, 4), dtype=np.float64)
+    roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
+    games = 0
+    for i, d in enumerate(range(start, stop)):
+        dealer, spec = make_deal(game, settings.seed, d)
+        for f, fmt in enumerate(FORMATS):
+            lone_sum = 0.0
+            field_sum = 0.0
+            for r in range(n):
+                lineup = []
+                for s in range(n):
+                    is_cand = (s == r) == (fmt == "alone")
+                    lineup.append(cands[s] if is_cand else bases[s])
+
+                def seed_for(k: int, s: int, d: int = d, f: int = f, r: int = r, fmt: str = fmt) -> int:
+                    if settings.crn:
+                        return agent_seed(settings.seed, d, k, s)
+                    ident = 1 if (s == r) == (fmt == "alone") else 2
+                    return agent_seed(settings.seed, d, k, s, ident, f, r)
+
+                rec = runner.play(
+                    lineup, dealer=dealer, deal=spec, session_seed=agent_seed(settings.seed, d, 7919),
+                    chips=chips, pot=settings.pot, seed_for=seed_for,
+                )
+                games += 1
+                lone_sum += rec.deltas[r]
+                field_sum += sum(rec.deltas) - rec.deltas[r]
+                for deal_roles in rec.roles:
+                    for s, role in enumerate(deal_roles):
+                        who = "candidate" if (s == r) == (fmt == "alone") else "baseline"
+                        roles[who][role] = roles[who].get(role, 0) + 1
+            lone = lone_sum / n
+            fld = field_sum / (n * (n - 1))
+            if fmt == "alone":
+                per_deal[i, 0], per_deal[i, 1] = lone, fld
+            else:
+                per_deal[i, 2], per_deal[i, 3] = fld, lone
+    return {"start": start, "per_deal": per_deal, "roles": roles, "games": games}
+
+
+def _play_block_task(args: tuple) -> dict[str, Any]:
+    return play_block(*args)
+
+
+# ---------------------------------------------------------------------- driver
+class Progress:
+    """A progress bar over deals: tqdm when installed, else a simple one on stderr."""
+
+    def __init__(self, total: int, desc: str, enabled: bool = True) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self._bar = None
+        self._last = 0.0
+        if enabled and importlib.util.find_spec("tqdm") is not None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, unit="deal", file=sys.stderr, leave=False)
+        self.desc = desc
+
+    def update(self, k: int) -> None:
+        self.done += k
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(k)
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.5 and self.done < self.total:
+            return
+        self._last = now
+        frac = self.done / max(1, self.total)
+        bar = "#" * int(30 * frac)
+        print(f"\r{self.desc} [{bar:<30}] {self.done}/{self.total} deals {now - self.start:.0f}s",
+              end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
+                  progress: bool = False, keep_per_deal: bool = True) -> PairResult:
+    """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``)."""
+    for spec in (candidate, baseline):
+        parse_agent_spec(spec)
+        agent_from_spec(spec)  # fail early on unknown names or parameters
+    settings.config()  # fail early on bad rules
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r} is not allowed; allowed: a whole number >= 1")
+    total = settings.deals
+    if total < 1:
+        raise ValueError(f"deals={total!r} is not allowed; allowed: a whole number >= 1")
+    if block is None:
+        block = max(1, min(200, total // (8 * workers) or 1))
+    first = settings.start
+    tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block)) for s in range(0, total, block)]
+    per_deal = np.zeros((total, 4))
+    roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
+    games = 0
+    bar = Progress(total, f"{candidate} vs {baseline}", progress)
+    t0 = time.perf_counter()
+
+    def absorb(out: dict[str, Any]) -> None:
+        nonlocal games
+        s = out["start"] - first
+        per_deal[s:s + len(out["per_deal"])] = out["per_deal"]
+        for who in roles:
+            for k, v in out["roles"][who].items():
+                roles[who][k] = roles[who].get(k, 0) + v
+        games += out["games"]
+        bar.update(len(out["per_deal"]))
+
+    if workers == 1:
+        for task in tasks:
+            absorb(_play_block_task(task))
+    else:
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool:
+            for out in pool.imap_unordered(_play_block_task, tasks):
+                absorb(out)
+    bar.close()
+    seconds = time.perf_counter() - t0
+    return summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
+
+
+def summarize(candidate: str, baseline: str, per_deal: np.ndarray, roles: dict, games: int, seconds: float,
+              keep_per_deal: bool = True) -> PairResult:
+    """Turn per-deal means into a :class:`PairResult`."""
+    adv_alone = per_deal[:, 0] - per_deal[:, 1]
+    adv_field = per_deal[:, 2] - per_deal[:, 3]
+    adv = (adv_alone + adv_field) / 2
+    return PairResult(
+        candidate=candidate,
+        baseline=baseline,
+        deals=int(per_deal.shape[0]),
+        advantage=Estimate.of(adv),
+        advantage_by_format={"alone": Estimate.of(adv_alone), "field": Estimate.of(adv_field)},
+        candidate_chips={"alone": Estimate.of(per_deal[:, 0]), "field": Estimate.of(per_deal[:, 2])},
+        baseline_chips={"alone": Estimate.of(per_deal[:, 3]), "field": Estimate.of(per_deal[:, 1])},
+        wins=int((adv > 0).sum()),
+        losses=int((adv < 0).sum()),
+        ties=int((adv == 0).sum()),
+        roles=roles,
+        games=games,
+        seconds=seconds,
+        per_deal=per_deal if keep_per_deal else None,
+    )
+
+
+# ---------------------------------------------------------------------- tournament
+@dataclass
+class Tournament:
+    agents: list[str]
+    pairs: list[PairResult]
+    ratings: dict[str, float]
+    settings: dict[str, Any]
+    command: str = ""
+
+    def crosstable_markdown(self) -> str:
+        return crosstable_markdown(self.agents, self.pairs, self.ratings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "settings": self.settings,
+            "agents": self.agents,
+            "ratings_elo": self.ratings,
+            "pairs": [p.to_dict() for p in self.pairs],
+        }
+
+
+def bradley_terry(agents: Sequence[str], pairs: Iterable[PairResult], prior: float = 0.5,
+                  iterations: int = 2000) -> dict[str, float]:
+    """Bradley–Terry strengths from per-deal wins (ties half), as Elo points centred on the mean.
+
+    ``prior`` virtual wins for each side of every pairing keep a clean sweep finite.
+    """
+    idx = {a: i for i, a in enumerate(agents)}
+    k = len(agents)
+    w = np.zeros((k, k))
+    for p in pairs:
+        i, j = idx[p.candidate], idx[p.baseline]
+        if i == j:
+            continue  # an agent against itself says nothing about ratings
+        w[i, j] += p.wins + 0.5 * p.ties + prior
+        w[j, i] += p.losses + 0.5 * p.ties + prior
+    games = w + w.T
+    strength = np.ones(k)
+    for _ in range(iterations):
+        wins = w.sum(axis=1)
+        denom = np.array([sum(games[i, j] / (strength[i] + strength[j]) for j in range(k) if j != i and games[i, j])
+                          for i in range(k)])
+        new = np.where(denom > 0, wins / np.where(denom > 0, denom, 1), strength)
+        new = new / np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(new - strength)) < 1e-12:
+            strength = new
+            break
+        strength = new
+    elo = 400.0 * np.log10(strength)
+    elo -= elo.mean()
+    return {a: float(elo[idx[a]]) for a in agents}
+
+
+def crosstable_markdown(agents: Sequence[str], pairs: Sequence[PairResult], ratings: dict[str, float]) -> str:
+    """Rows beat columns by the cell's chips per deal (mean ± 95 % half-width); Elo from Bradley–Terry."""
+    cell: dict[tuple[str, str], str] = {}
+    for p in pairs:
+        a = p.advantage
+        cell[(p.candidate, p.baseline)] = f"{a.mean:+.3f} ± {a.half_width:.3f}"
+        cell[(p.baseline, p.candidate)] = f"{-a.mean:+.3f} ± {a.half_width:.3f}"
+    order = sorted(agents, key=lambda a: -ratings.get(a, 0.0))
+    head = "| agent | Elo (BT) | " + " | ".join(f"vs {b}" for b in order) + " |"
+    rule = "| --- | ---: | " + " | ".join("---:" for _ in order) + " |"
+    rows = [head, rule]
+    for a in order:
+        cells = [("—" if a == b else cell.get((a, b), "")) for b in order]
+        rows.append(f"| {a} | {ratings.get(a, 0.0):+.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def pair_lines(p: PairResult) -> list[str]:
+    """A readable block for one pairing."""
+    lines = [
+        f"{p.candidate} vs {p.baseline}: {p.deals} duplicate deals, {p.games} games, {p.seconds:.1f}s",
+        f"  advantage (chips/deal, candidate - baseline): {p.advantage}  "
+        f"[alone {p.advantage_by_format['alone']}, field {p.advantage_by_format['field']}]",
+        f"  {p.candidate} chips/deal: alone {p.candidate_chips['alone']}, in the field {p.candidate_chips['field']}",
+        f"  {p.baseline} chips/deal: alone {p.baseline_chips['alone']}, in the field {p.baseline_chips['field']}",
+        f"  deals won/lost/tied by {p.candidate}: {p.wins}/{p.losses}/{p.ties}",
+    ]
+    for who, name in (("candidate", p.candidate), ("baseline", p.baseline)):
+        counts = {k: v for k, v in p.roles[who].items() if v}
+        total = sum(counts.values()) or 1
+        lines.append(f"  roles of {name}: " + ", ".join(f"{k} {v / total:.1%}" for k, v in counts.items()))
+    return lines
+
+
+def run_tournament(agents: Sequence[str], settings: Settings, *, pairs: Sequence[tuple[str, str]] | None = None,
+                   workers: int = 1, progress: bool = False, command: str = "") -> Tournament:
+    """Duplicate evaluation of every pairing (all pairs of ``agents`` unless ``pairs`` is given)."""
+    agents = list(dict.fromkeys(agents))
+    if pairs is None:
+        pairs = [(agents[i], agents[j]) for i in range(len(agents)) for j in range(i + 1, len(agents))]
+    for a, b in pairs:
+        for x in (a, b):
+            if x not in agents:
+                agents.append(x)
+    if not pairs:
+        raise ValueError("nothing to evaluate: name at least two agents or a pairing")
+    results = [evaluate_pair(a, b, settings, workers=workers, progress=progress) for a, b in pairs]
+    ratings = bradley_terry(agents, results)
+    return Tournament(agents, results, ratings, asdict(settings), command)
+
+
+def merge_results(paths: Sequence[str | Path]) -> Tournament:
+    """One tournament from several ``results.json`` files (their pairings must share the rules).
+
+    Files that hold the same pairing on different deals (``--start`` chunks, or
+    other seeds) are pooled deal by deal into one estimate.
+    """
+    pooled: dict[tuple[str, str], list[PairResult]] = {}
+    agents: list[str] = []
+    settings = None
+    commands = []
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        s = dict(data["settings"])
+        for key in ("deals", "seed", "start"):
+            s.pop(key, None)
+        if settings is None:
+            settings = s
+        elif s != settings:
+            raise ValueError(f"{path}: rules differ from the first file ({s} vs {settings}); cannot merge")
+        commands.append(data.get("command", ""))
+        for a in data["agents"]:
+            if a not in agents:
+                agents.append(a)
+        for p in data["pairs"]:
+            r = PairResult.from_dict(p)
+            pooled.setdefault((r.candidate, r.baseline), []).append(r)
+    pairs = []
+    for (cand, base), parts in pooled.items():
+        if len(parts) == 1:
+            pairs.append(parts[0])
+            continue
+        if any(p.per_deal is None for p in parts):
+            raise ValueError(f"{cand} vs {base} appears in several files without per-deal data; cannot pool")
+        roles: dict[str, dict[str, int]] = {"candidate": {}, "baseline": {}}
+        for p in parts:
+            for who in roles:
+                for k, v in p.roles[who].items():
+                    roles[who][k] = roles[who].get(k, 0) + v
+        pairs.append(summarize(cand, base, np.concatenate([p.per_deal for p in parts]), roles,
+                               sum(p.games for p in parts), sum(p.seconds for p in parts)))
+    ratings = bradley_terry(agents, pairs)
+    return Tournament(agents, pairs, ratings, settings or {}, " ; ".join(c for c in commands if c))
+
+
+# ---------------------------------------------------------------------- output
+def write_outputs(t: Tournament, out: Path) -> list[str]:
+    """results.json, results.csv, crosstable.md and chart.png (if matplotlib is installed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    (out / "results.json").write_text(json.dumps(t.to_dict(), indent=2), encoding="utf-8")
+    written.append(str(out / "results.json"))
+    with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
+        wr = csv.writer(fh)
+        wr.writerow([
+            "candidate", "baseline", "deals", "advantage", "adv_low", "adv_high", "adv_alone", "adv_field",
+            "cand_chips_alone", "cand_chips_field", "base_chips_alone", "base_chips_field", "wins", "losses", "ties",
+            "elo_candidate", "elo_baseline", "games", "seconds",
+        ])
+        for p in t.pairs:
+            wr.writerow([
+                p.candidate, p.baseline, p.deals, f"{p.advantage.mean:.4f}", f"{p.advantage.low:.4f}",
+                f"{p.advantage.high:.4f}", f"{p.advantage_by_format['alone'].mean:.4f}",
+                f"{p.advantage_by_format['field'].mean:.4f}", f"{p.candidate_chips['alone'].mean:.4f}",
+                f"{p.candidate_chips['field'].mean:.4f}", f"{p.baseline_chips['alone'].mean:.4f}",
+                f"{p.baseline_chips['field'].mean:.4f}", p.wins, p.losses, p.ties,
+                f"{t.ratings.get(p.candidate, 0):.1f}", f"{t.ratings.get(p.baseline, 0):.1f}", p.games,
+                f"{p.seconds:.2f}",
+            ])
+    written.append(str(out / "results.csv"))
+    (out / "crosstable.md").write_text(t.crosstable_markdown() + "\n", encoding="utf-8")
+    written.append(str(out / "crosstable.md"))
+    if importlib.util.find_spec("matplotlib") is not None:
+        written.append(_chart(t, out / "chart.png"))
+    return written
+
+
+def _chart(t: Tournament, path: Path) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    order = sorted(t.agents, key=lambda a: t.ratings[a])
+    ax1.barh(order, [t.ratings[a] for a in order], color="tab:blue")
+    ax1.set_xlabel("Elo (Bradley-Terry, centred)")
+    labels = [f"{p.candidate}\nvs {p.baseline}" for p in t.pairs]
+    means = [p.advantage.mean for p in t.pairs]
+    errs = [p.advantage.half_width for p in t.pairs]
+    ax2.errorbar(means, range(len(means)), xerr=errs, fmt="o", capsize=3)
+    ax2.axvline(0, color="grey", lw=0.8)
+    ax2.set_yticks(range(len(means)), labels, fontsize=7)
+    ax2.set_xlabel("advantage, chips per deal (95% CI)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return str(path)
+
+
+# ---------------------------------------------------------------------- CLI
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mauscheln eval",
+        description="Duplicate-deal evaluation of agents: pairings, cross-table, Bradley-Terry ratings.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
+                   help="agents to compare, all pairs (e.g. random beginner expert pimc:samples=8)")
+    p.add_argument("--pair", nargs=2, action="append", metavar=("CANDIDATE", "BASELINE"), default=None,
+                   help="evaluate only these pairings (repeatable); agents named here join the table")
+    p.add_argument("--candidate", help="shorthand for one pairing: --candidate X --baseline Y")
+    p.add_argument("--baseline", help="the baseline of --candidate")
+    p.add_argument("--ruleset", default="mauscheln")
+    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--deals", type=int, default=1000, help="duplicate deals per pairing")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal series and of the agents' random numbers")
+    p.add_argument("--start", type=int, default=0, help="index of the first duplicate deal (to play a series in chunks)")
+    p.add_argument("--session-deals", type=int, default=1,
+                   help="settled deals per session (pot carried over); 1 = single deals")
+    p.add_argument("--pot", type=int, default=0, help="pot before the first dealer's ante")
+    p.add_argument("--knock", action="store_true", help="play with the knock option")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="other rule options, e.g. --rule stake=8 --rule bankroll=100")
+    p.add_argument("--no-crn", action="store_true", help="independent random numbers per agent (no CRN)")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes")
+    p.add_argument("--out", type=Path, default=None, help="folder for results.json, results.csv, crosstable.md, chart")
+    p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
+                   help="combine earlier results.json files into one cross-table instead of playing")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _rule_options(items: Sequence[str], knock: bool) -> tuple[tuple[str, Any], ...]:
+    from agents.base import _parse_value
+
+    out: dict[str, Any] = {}
+    if knock:
+        out["knock"] = True
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--rule {item!r} is not KEY=VALUE")
+        out[key.strip()] = _parse_value(value.strip())
+    return tuple(sorted(out.items()))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    command = "mauscheln eval " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    try:
+        if args.merge:
+            t = merge_results(args.merge)
+        else:
+            agents = list(args.agents or [])
+            pairs = [tuple(p) for p in args.pair] if args.pair else None
+            if args.candidate or args.baseline:
+                if not (args.candidate and args.baseline):
+                    raise ValueError("--candidate and --baseline go together")
+                pairs = (pairs or []) + [(args.candidate, args.baseline)]
+            if pairs is None and len(agents) < 2:
+                raise ValueError("name at least two --agents, or --pair CANDIDATE BASELINE")
+            settings = Settings(
+                ruleset=args.ruleset, players=args.players, deals=args.deals, seed=args.seed, start=args.start,
+                session_deals=args.session_deals, pot=args.pot, crn=not args.no_crn,
+                rule_options=_rule_options(args.rule, args.knock),
+            )
+            settings.config()
+            t0 = time.perf_counter()
+            t = run_tournament(agents, settings, pairs=pairs, workers=args.workers,
+                               progress=not args.no_progress and sys.stderr.isatty(), command=command)
+            elapsed = time.perf_counter() - t0
+    except ValueError as exc:
+        print(f"mauscheln eval: error: {exc}", file=sys.stderr)
+        return 2
+    for p in t.pairs:
+        print("\n".join(pair_lines(p)))
+    print()
+    print(t.crosstable_markdown())
+    if not args.merge:
+        games = sum(p.games for p in t.pairs)
+        print(f"\n{len(t.pairs)} pairing(s), {args.deals} duplicate deals each, {games} games "
+              f"in {elapsed:.1f}s ({games / max(elapsed, 1e-9):.0f} games/s, {args.workers} worker(s), "
+              f"{os.cpu_count()} CPU(s))")
+    if args.out is not None:
+        written = write_outputs(t, args.out)
+        print("wrote " + ", ".join(written))
+        if importlib.util.find_spec("matplotlib") is None:
+            print("no chart: matplotlib is not installed (pip install matplotlib)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""The search agent: determinizations agree with what the seat knows; the light clone is a clone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
+from agents.pimc import Inconsistent, light_clone
+from mauscheln_env import Game, make_config
+from mauscheln_env.engine import Phase
+
+
+@pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
+@pytest.mark.parametrize("knock", [False, True])
+def test_determinizations_look_like_the_real_game_to_the_seat(players, knock):
+    """In every sampled deal, replayed to the current decision, the seat's observation (but for the
+    session-progress entry) and legal actions are those of the real game, and the invariants hold."""
+    game = Game(make_config("mauscheln", players, knock=knock))
+    pimc = make_agent("pimc", samples=2, min_samples=2)
+    runner = MatchRunner(game)
+    checked = 0
+
+    def probe(state, seat, obs, mask, info, action):
+        nonlocal checked
+        if mask.sum() < 2:
+            return
+        pimc.setup(game, seat)
+        pimc.reset(seat)
+        k = pimc._reader.read(obs, info, seat, mask)
+        structure = pimc._structure(k)
+        view = EnvView(pimc._sgame.config)
+        skip = pimc._reader.observer.slice("progress")
+        for _ in range(3):
+            try:
+                det, weight, judged = pimc._determinize(k, structure)
+            except Inconsistent:
+                continue
+            assert 0.0 < weight <= 1.0 and judged >= 0
+            pimc._sgame.check_invariants(det)
+            view.bind(det)
+            obs2, mask2, info2 = view.seat_view(seat)
+            keep = np.ones(obs.size, bool)
+            keep[skip] = False
+            np.testing.assert_array_equal(obs[keep], obs2[keep])
+            np.testing.assert_array_equal(mask, mask2)
+            assert info2["hand"] == info["hand"] and info2["trick"] == info["trick"]
+            checked += 1
+
+    for d in range(3):
+        dealer, spec = make_deal(game, 2, d)
+        lineup = [make_agent("expert") for _ in range(players)]
+        lineup[d % players] = make_agent("random")
+        runner.play(lineup, dealer=dealer, deal=spec, session_seed=d, on_decision=probe,
+                    seed_for=lambda k, s, d=d: agent_seed(2, d, k, s))
+    assert checked > 0
+
+
+def test_pimc_never_falls_back_on_mauscheln():
+    game = Game(make_config("mauscheln", 5, knock=True))
+    pimc = make_agent("pimc", samples=3, min_samples=2)
+    runner = MatchRunner(game)
+    for d in range(6):
+        dealer, spec = make_deal(game, 4, d)
+        lineup = [make_agent("random") for _ in range(5)]
+        lineup[d % 5] = pimc
+        runner.play(lineup, dealer=dealer, deal=spec, session_seed=d)
+    assert pimc.stats["decisions"] > 0
+    assert pimc.stats["fallbacks"] == 0
+    assert pimc.stats["inconsistent"] <= pimc.stats["samples"] // 10
+
+
+def test_light_clone_branches_like_game_clone():
+    """Playing the same random continuation from a light clone and from Game.clone gives the same result."""
+    game = Game(make_config("mauscheln", 4, knock=True, max_deals=1))
+    rng = np.random.default_rng(0)
+    for d in range(40):
+        state = game.new_session(np.random.default_rng(d), dealer=d % 4)
+        while state.phase is not Phase.OVER:
+            legal = game.legal_actions(state)
+            if rng.random() < 0.3:
+                a_copy, b_copy = light_clone(state), game.clone(state)
+                moves = np.random.default_rng(d).integers(1 << 30, size=64).tolist()
+                ends = []
+                for branch in (a_copy, b_copy):
+                    i = 0
+                    while branch.phase is not Phase.OVER and branch.deals_settled == state.deals_settled:
+                        la = game.legal_actions(branch)
+                        res = game.apply(branch, la[moves[i % 64] % len(la)])
+                        i += 1
+                        if res:
+                            ends.append(res[0].deltas)
+                            break
+                assert ends[0] == ends[1]
+                game.check_invariants(state)  # the original is untouched
+            game.apply(state, legal[int(rng.integers(len(legal)))])
+
+
+def test_pimc_plays_a_four_player_deal_quickly():
+    """The default agent plays a 4-player deal in well under a second (all four seats searching)."""
+    import time
+
+    game = Game(make_config("mauscheln", 4))
+    runner = MatchRunner(game)
+    lineup = [make_agent("pimc") for _ in range(4)]
+    times = []
+    for d in range(4):
+        dealer, spec = make_deal(game, 9, d)
+        t0 = time.perf_counter()
+        runner.play(lineup, dealer=dealer, deal=spec, session_seed=d, seed_for=lambda k, s, d=d: agent_seed(9, d, k, s))
+        times.append(time.perf_counter() - t0)
+    assert np.median(times) < 1.5  # generous for a loaded CI machine; typically ~0.2 s

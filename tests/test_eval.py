@@ -1,0 +1,129 @@
+"""Duplicate evaluation, statistics, ratings, outputs and the ``mauscheln eval`` command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.evaluate import (
+    Estimate,
+    PairResult,
+    Settings,
+    bradley_terry,
+    evaluate_pair,
+    main,
+    merge_results,
+    summarize,
+)
+from agents.match import make_deal
+from mauscheln_env import Game, make_config
+
+
+def test_an_agent_against_itself_scores_zero_with_common_random_numbers():
+    r = evaluate_pair("expert", "expert", Settings(deals=60, seed=1))
+    assert r.advantage.mean == 0.0 and r.advantage.low <= 0.0 <= r.advantage.high
+    assert r.ties == 60
+
+
+def test_an_agent_against_itself_without_crn_has_an_interval_around_zero():
+    """Independent random numbers for the two sides: the deals differ, the interval still holds zero."""
+    r = evaluate_pair("random", "random", Settings(deals=300, seed=2, crn=False))
+    assert r.advantage.low <= 0.0 <= r.advantage.high
+    assert r.wins > 0 and r.losses > 0
+
+
+def test_pimc_against_itself_scores_zero():
+    r = evaluate_pair("pimc:samples=2,min_samples=2", "pimc:samples=2,min_samples=2", Settings(deals=4, seed=3))
+    assert r.advantage.mean == 0.0
+
+
+def test_duplicate_deals_are_fixed_and_rotated():
+    game = Game(make_config("mauscheln", 4))
+    assert make_deal(game, 5, 3) == make_deal(game, 5, 3)
+    assert make_deal(game, 5, 3) != make_deal(game, 5, 4)
+    dealer, spec = make_deal(game, 5, 3)
+    cards = sorted([c for h in spec.hands for c in h] + [spec.trump, *spec.stock])
+    assert cards == list(range(game.num_cards)) and 0 <= dealer < 4
+
+
+def test_a_good_agent_beats_random():
+    r = evaluate_pair("beginner", "random", Settings(deals=150, seed=4))
+    assert r.advantage.low > 0
+    assert r.games == 150 * 8
+    assert sum(r.roles["candidate"].values()) >= 150 * (4 + 12)
+
+
+def test_workers_and_blocks_do_not_change_the_result():
+    s = Settings(deals=40, seed=6, players=5, session_deals=2, pot=8)
+    a = evaluate_pair("expert", "random", s, workers=1, block=7)
+    b = evaluate_pair("expert", "random", s, workers=2, block=13)
+    np.testing.assert_array_equal(a.per_deal, b.per_deal)
+    assert a.roles == b.roles
+
+
+def test_estimate_and_summary():
+    e = Estimate.of([1.0, 2.0, 3.0, 4.0])
+    assert e.mean == 2.5 and e.low < 2.5 < e.high and e.n == 4
+    per_deal = np.array([[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    r = summarize("a", "b", per_deal, {"candidate": {}, "baseline": {}}, 24, 1.0)
+    assert (r.wins, r.losses, r.ties) == (1, 1, 1)
+    assert r.advantage.mean == pytest.approx((1.0 - 0.5 + 0.0) / 3)
+
+
+def _pair(a: str, b: str, wins: int, losses: int, ties: int = 0) -> PairResult:
+    e = Estimate(0.0, -1.0, 1.0, wins + losses + ties)
+    return PairResult(a, b, wins + losses + ties, e, {"alone": e, "field": e}, {"alone": e, "field": e},
+                      {"alone": e, "field": e}, wins, losses, ties, {"candidate": {}, "baseline": {}}, 0, 0.0)
+
+
+def test_bradley_terry_orders_and_centres():
+    elo = bradley_terry(["a", "b", "c"], [_pair("a", "b", 70, 30), _pair("b", "c", 70, 30), _pair("a", "c", 85, 15)])
+    assert elo["a"] > elo["b"] > elo["c"]
+    assert abs(sum(elo.values())) < 1e-6
+    assert 100 < elo["a"] - elo["b"] < 200  # 70 % is about 147 Elo
+    sweep = bradley_terry(["x", "y"], [_pair("x", "y", 50, 0)])
+    assert np.isfinite(sweep["x"]) and sweep["x"] > sweep["y"]
+
+
+def test_cli_writes_results_and_merges(tmp_path, capsys):
+    out1, out2 = tmp_path / "one", tmp_path / "two"
+    assert main(["--agents", "random", "beginner", "--deals", "20", "--out", str(out1), "--no-progress"]) == 0
+    assert main(["--pair", "expert", "beginner", "--deals", "20", "--out", str(out2), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "| agent | Elo (BT) |" in text and "games/s" in text
+    data = json.loads((out1 / "results.json").read_text())
+    assert data["pairs"][0]["deals"] == 20 and data["settings"]["players"] == 4
+    assert (out1 / "results.csv").read_text().startswith("candidate,baseline,deals")
+    assert (out1 / "crosstable.md").exists()
+    merged = merge_results([out1 / "results.json", out2 / "results.json"])
+    assert sorted(merged.agents) == ["beginner", "expert", "random"] and len(merged.pairs) == 2
+    assert main(["--merge", str(out1 / "results.json"), str(out2 / "results.json")]) == 0
+
+
+def test_cli_rejects_bad_input(capsys):
+    assert main(["--agents", "expert", "--deals", "5"]) == 2
+    assert main(["--agents", "expert", "nobody", "--deals", "5"]) == 2
+    assert main(["--agents", "expert", "random", "--players", "9"]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_baselines_are_ordered_over_many_deals():
+    s = Settings(deals=2000, seed=10)
+    assert evaluate_pair("expert", "beginner", s, workers=2).advantage.low > 0
+    assert evaluate_pair("expert", "random", s, workers=2).advantage.low > 0
+
+
+def test_chunks_pool_into_the_whole_series(tmp_path):
+    whole = evaluate_pair("beginner", "random", Settings(deals=30, seed=8))
+    for i, start in enumerate((0, 12)):
+        n = 12 if start == 0 else 18
+        assert main(["--pair", "beginner", "random", "--deals", str(n), "--start", str(start), "--seed", "8",
+                     "--out", str(tmp_path / f"c{i}"), "--no-progress"]) == 0
+    merged = merge_results([tmp_path / "c0" / "results.json", tmp_path / "c1" / "results.json"])
+    (pooled,) = merged.pairs
+    assert pooled.deals == 30
+    assert pooled.advantage.mean == pytest.approx(whole.advantage.mean)
+    assert pooled.roles == whole.roles
