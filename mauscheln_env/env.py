@@ -233,24 +233,17 @@ class raw_env(AECEnv):
                     f"reset option {key} does not apply to ruleset {self.config.ruleset}; "
                     f"use {'scores' if points else 'chips'}"
                 )
-        if options.get("scores") is not None:
-            scores = options["scores"]
-            if not isinstance(scores, (list, tuple, np.ndarray)) or len(scores) != n or not all(
-                _is_int(c) and c >= 1 for c in scores
+        for key in ("chips", "scores"):
+            values = options.get(key)
+            if values is None:
+                continue
+            if not isinstance(values, (list, tuple, np.ndarray)) or len(values) != n or not all(
+                _is_int(c) and c >= 1 for c in values
             ):
                 raise MauschelnError(
-                    f"reset option scores={scores!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
+                    f"reset option {key}={values!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
                 )
-            out["scores"] = [int(c) for c in scores]
-        if options.get("chips") is not None:
-            chips = options["chips"]
-            if not isinstance(chips, (list, tuple, np.ndarray)) or len(chips) != n or not all(
-                _is_int(c) and c >= 1 for c in chips
-            ):
-                raise MauschelnError(
-                    f"reset option chips={chips!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
-                )
-            out["chips"] = [int(c) for c in chips]
+            out[key] = [int(c) for c in values]
         if options.get("pot") is not None and points:
             raise MauschelnError("reset option pot does not apply to muschka, which has no pot")
         if options.get("pot") is not None:
