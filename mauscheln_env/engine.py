@@ -387,8 +387,23 @@ class Game:
             state.rounds_target = self.rounds * n
         if isinstance(deal, dict):
             deal = deal["spec"] if "spec" in deal else self.fill_deal(state, state.dealer, **deal)
+        if deal is not None:
+            self.check_deal(state, deal)
         self._start_deal(state, deal)
         return state
+
+    def check_deal(self, state: State, deal: DealSpec) -> None:
+        """Raise :class:`DealError` unless ``deal`` uses every card of the deck exactly once, with full hands."""
+        if not isinstance(deal, DealSpec) or len(deal.hands) != self.n:
+            raise DealError(f"a deal needs one hand per seat ({self.n}), got {deal!r}")
+        cards = [c for hand in deal.hands for c in hand] + [deal.trump, *deal.stock]
+        if sorted(cards) != list(range(self.num_cards)):
+            raise DealError(f"a deal must hold each of the {self.num_cards} cards exactly once "
+                            f"(got {len(cards)} cards, {len(set(cards))} distinct)")
+        for seat, hand in enumerate(deal.hands):
+            want = self.hand_size if state.alive[seat] else 0
+            if len(hand) != want:
+                raise DealError(f"hand of seat {seat} has {len(hand)} cards; it must have {want}")
 
     def clone(self, state: State) -> State:
         return copy.deepcopy(state)

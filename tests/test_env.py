@@ -307,3 +307,15 @@ def test_attach_describes_a_state_owned_by_the_caller():
     assert env.infos["player_2"]["roles"][2] in ("mauschler", "declined")
     with pytest.raises(ValueError, match="engine State"):
         env.attach("not a state")
+
+
+def test_a_complete_but_invalid_deal_spec_is_refused():
+    from mauscheln_env import DealSpec
+
+    env = mauscheln_env.raw_env(num_players=4)
+    bad = DealSpec(((0, 1, 2, 3), (0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11)), 12, tuple(range(13, 32)))
+    with pytest.raises(DealError, match="exactly once"):
+        env.reset(seed=0, options={"deal": bad})
+    short = DealSpec(((0, 1, 2), (3, 4, 5, 6), (7, 8, 9, 10), (11, 12, 13, 14)), 15, tuple(range(16, 32)))
+    with pytest.raises(DealError):
+        env.reset(seed=0, options={"deal": short})
