@@ -498,28 +498,41 @@ class Game:
             state.pot += self._pop_queue(state)
         self._after_stakes(state, deal)
 
-    def _gather_pack(self, state: State) -> None:
-        """Every card back in the undealt pack (before the classic offer)."""
+    def _clear_deal(self, state: State) -> None:
+        """Empty every per-deal field: no cards anywhere, nobody decided, no trick."""
         n = self.n
-        state.undealt = True
         state.hands = [0] * n
         state.dealt = [0] * n
+        state.seen = [True] * n
+        state.blind = [0] * n
         state.discards = [0] * n
         state.drawn = [0] * n
-        state.blind = [0] * n
         state.dead = 0
         state.discard_pile = 0
         state.revealed = 0
         state.stock = []
+        state.trump_holder = None
+        state.knocked = None
+        state.roles = [Role.UNDECIDED] * n
+        state.mauschler = None
+        state.exchanged = [None] * n
+        state.marked = 0
+        state.participants = []
         state.trick = []
         state.tricks = []
+        state.leader = None
         state.tricks_won = [0] * n
-        state.roles = [Role.UNDECIDED] * n
-        state.exchanged = [None] * n
-        state.trump_holder = None
+        state.swapped = False
+        state.announced = None
+        state.announce_asked = False
+        state.as_holder = None
+        state.trick_locked = False
+
+    def _gather_pack(self, state: State) -> None:
+        """Every card back in the undealt pack (before the classic offer)."""
+        self._clear_deal(state)
+        state.undealt = True
         state.trump_face_up = False
-        state.knocked = None
-        state.mauschler = None
 
     def _pop_queue(self, state: State) -> int:
         if self.queue_largest:
@@ -551,6 +564,7 @@ class Game:
             deal = self.deal_from_deck(state, order, dealer)
         if not state.deals or state.deals[-1] is not deal:
             state.deals.append(deal)
+        self._clear_deal(state)
         state.undealt = False
         hands = [0] * n
         for s, cards in enumerate(deal.hands):
@@ -558,34 +572,11 @@ class Game:
                 hands[s] |= 1 << c
         state.hands = hands
         state.dealt = list(hands)
-        state.seen = [True] * n
-        state.blind = [0] * n
-        state.discards = [0] * n
-        state.drawn = [0] * n
-        state.dead = 0
-        state.discard_pile = 0
-        state.revealed = 0
         state.stock = list(reversed(deal.stock))
         state.trump_card = deal.trump
         state.trump_suit = self.deck.suit[deal.trump]
         state.tables = self.tables[state.trump_suit]
-        state.trump_holder = None
         state.trump_face_up = True
-        state.knocked = None
-        state.roles = [Role.UNDECIDED] * n
-        state.mauschler = None
-        state.exchanged = [None] * n
-        state.marked = 0
-        state.participants = []
-        state.trick = []
-        state.tricks = []
-        state.leader = None
-        state.tricks_won = [0] * n
-        state.swapped = False
-        state.announced = None
-        state.announce_asked = False
-        state.as_holder = None
-        state.trick_locked = False
         if self.vierling and not self._vierling(state):
             # D19: a short stock voids the deal; the same dealer redeals without a new ante.
             self._deal(state, None)

@@ -129,11 +129,8 @@ def test_w1b_follow_up_pot_of_52(hands, tricks, bete, next_pot):
 # ---------------------------------------------------------------- W2: [000] generic statement
 
 
-@pytest.mark.parametrize("mauschler_tricks", [1, 0])
-def test_w2_mauschler_pays_the_pot_per_missing_trick(mauschler_tricks):
-    """With P = 24: one trick earns 6 and costs 24 (four times as much); no trick costs 48; a goer without a trick pays 24."""
-    hands = W1B_HANDS_ONE_TRICK if mauschler_tricks == 1 else W1B_HANDS_NO_TRICK
-    sc = Scenario(None, 3, dealer=0, pot=20, hands=hands, trump="9S", chips=[100, 100, 100])
+def play_one_against_one(sc: Scenario):
+    """Seat 1 declares, seat 2 goes with, seat 0 passes; nobody exchanges; each plays its first legal card."""
     sc.act(1, "mauscheln")
     sc.act(2, "go")
     sc.act(0, "pass")
@@ -142,7 +139,15 @@ def test_w2_mauschler_pays_the_pot_per_missing_trick(mauschler_tricks):
     while not sc.state.results:
         legal = sorted(sc.legal(), key=sc.game.deck.parse)
         sc.act(sc.state.to_act, legal[0])
-    result = sc.state.results[-1]
+    return sc.state.results[-1]
+
+
+@pytest.mark.parametrize("mauschler_tricks", [1, 0])
+def test_w2_mauschler_pays_the_pot_per_missing_trick(mauschler_tricks):
+    """With P = 24: one trick earns 6 and costs 24 (four times as much); no trick costs 48; a goer without a trick pays 24."""
+    hands = W1B_HANDS_ONE_TRICK if mauschler_tricks == 1 else W1B_HANDS_NO_TRICK
+    sc = Scenario(None, 3, dealer=0, pot=20, hands=hands, trump="9S", chips=[100, 100, 100])
+    result = play_one_against_one(sc)
     assert result.tricks[1] == mauschler_tricks
     assert result.credits[1] == 6 * mauschler_tricks
     assert result.debits[1] == 24 * (2 - mauschler_tricks)
@@ -151,15 +156,7 @@ def test_w2_mauschler_pays_the_pot_per_missing_trick(mauschler_tricks):
 def test_w2_goer_without_a_trick_pays_the_pot():
     hands = {1: ["AS", "KS", "QS", "JS"], 2: ["7H", "8H", "7D", "8D"], 0: ["7C", "8C", "9C", "TC"]}
     sc = Scenario(None, 3, dealer=0, pot=20, hands=hands, trump="9S")
-    sc.act(1, "mauscheln")
-    sc.act(2, "go")
-    sc.act(0, "pass")
-    sc.exchange(1)
-    sc.exchange(2)
-    while not sc.state.results:
-        legal = sorted(sc.legal(), key=sc.game.deck.parse)
-        sc.act(sc.state.to_act, legal[0])
-    result = sc.state.results[-1]
+    result = play_one_against_one(sc)
     assert result.tricks == [0, 4, 0] and result.credits[1] == 24 and result.debits == [0, 0, 24]
 
 
