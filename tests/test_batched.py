@@ -78,12 +78,16 @@ def action_weights(game: Game, **named: float) -> torch.Tensor:
 
 
 def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict | None = None,
-                 deal_input: str = "spec", start_chips: bool = False) -> Counter:
-    """Step both engines in lockstep; return what happened (for coverage asserts)."""
+                 deal_input: str = "spec", start_chips: bool = False, copy: bool = False) -> Counter:
+    """Step both engines in lockstep; return what happened (for coverage asserts).
+
+    ``copy=False`` (the trainer's mode) checks the observations written incrementally into the engine's
+    own buffer; ``copy=True`` the fresh tensors of the default mode.
+    """
     game = Game(config)
     observer, state_observer = Observer(game), Observer(game, omniscient=True)
     n, N = game.n, game.num_cards
-    env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True)
+    env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy)
     np_rng = np.random.default_rng(seed)
     dealers = np_rng.integers(n, size=num_envs)
     probe = State(n, np_rng)
@@ -168,24 +172,25 @@ def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict 
 
 
 VARIANTS = {
-    # name: (options, sampling weights, reset input, chips/pot at reset)
-    "default": ({}, {"pass": 1.5, "done": 1.5}, "spec", False),
-    "knock_sessions": ({"knock": True, "max_deals": 3}, {"pass": 1.5, "done": 1.2}, "orders", False),
-    "elimination": ({"knock": True, "bankroll": 6, "stake": 8, "max_deals": None}, {"done": 1.5}, "spec", True),
+    # name: (options, sampling weights, reset input, chips/pot at reset, fresh output tensors)
+    "default": ({}, {"pass": 1.5, "done": 1.5}, "spec", False, False),
+    "knock_sessions": ({"knock": True, "max_deals": 3}, {"pass": 1.5, "done": 1.2}, "orders", False, True),
+    "elimination": ({"knock": True, "bankroll": 6, "stake": 8, "max_deals": None}, {"done": 1.5}, "spec", True,
+                    False),
     "throw_ins": ({"max_deals": 4, "bankroll": 13, "max_throw_ins": 2}, {"mauscheln": 0.15, "pass": 1.5},
-                  "orders", True),
+                  "orders", True, False),
 }
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7])
 def test_batched_engine_matches_reference_step_by_step(num_players, variant):
-    options, weights, deal_input, start_chips = VARIANTS[variant]
+    options, weights, deal_input, start_chips, copy = VARIANTS[variant]
     if options.get("knock"):
         options = {**options, "knock_min_rank": "T" if num_players <= 5 else "8"}
     config = make_config("mauscheln", num_players, **options)
     stats = run_lockstep(config, num_envs=128, steps=150, seed=1000 * num_players + len(variant), weights=weights,
-                         deal_input=deal_input, start_chips=start_chips)
+                         deal_input=deal_input, start_chips=start_chips, copy=copy)
     deals = stats["settled"] + stats["no_play"] + stats["throw_in"]
     assert deals >= 300 and stats["terminated"] + stats["truncated"] >= 40, stats  # thousands over the grid
     assert stats["settled"] and stats["no_play"] and stats["throw_in"], stats
