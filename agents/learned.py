@@ -50,6 +50,8 @@ class NetSpec:
     hidden: tuple[int, ...] = (256, 256)
     critic_size: int | None = None
     """Input size of the value head; ``None`` means the observation (no centralised critic)."""
+    trump_first: bool = False
+    """Relabel the suits so that the trump suit is always the first (see :func:`trump_first_tables`)."""
 
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
@@ -62,9 +64,16 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
 
 
 class PolicyNet(nn.Module):
-    """Separate actor and critic MLPs; illegal actions are masked out of the logits."""
+    """Separate actor and critic MLPs; illegal actions are masked out of the logits.
 
-    def __init__(self, spec: NetSpec) -> None:
+    With ``spec.trump_first`` the network sees every observation with the suits
+    relabelled so that the trump suit comes first, and its card logits are mapped
+    back (``trump_tables`` from :func:`trump_first_tables`, stored with the weights).
+    The game is symmetric under relabelling suits, so this folds four trump suits
+    into one without changing what the policy can express.
+    """
+
+    def __init__(self, spec: NetSpec, trump_tables: tuple[torch.Tensor, torch.Tensor, int] | None = None) -> None:
         super().__init__()
         self.spec = spec
         self.actor = _mlp([spec.obs_size, *spec.hidden, spec.num_actions])
@@ -72,13 +81,95 @@ class PolicyNet(nn.Module):
         with torch.no_grad():  # small last layers, as in CleanRL's PPO
             self.actor[-1].weight.mul_(0.01)
             self.actor[-1].bias.zero_()
+        if spec.trump_first:
+            if trump_tables is None:  # shapes only; load_state_dict fills in the values
+                trump_tables = (torch.zeros(4, spec.obs_size, dtype=torch.long),
+                                torch.zeros(4, spec.num_actions, dtype=torch.long), 0)
+            obs_perm, act_perm, trump_offset = trump_tables
+            self.register_buffer("obs_perm", obs_perm.clone())
+            self.register_buffer("act_perm", act_perm.clone())
+            self.register_buffer("trump_offset", torch.tensor(int(trump_offset)))
 
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits = self.actor(obs)
+    def prepare(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(x, trump)``: the network's input for ``obs`` (suits relabelled when ``trump_first``) and the
+        trump suit of each row (``None`` without ``trump_first``). A trainer prepares each observation once
+        and stores ``x``; :meth:`logits_of` and :meth:`value_of` take it from there."""
+        if not self.spec.trump_first:
+            return obs, None
+        start = int(self.trump_offset)
+        trump = obs[:, start:start + 4].argmax(1)
+        return obs.gather(1, self.obs_perm.index_select(0, trump)), trump
+
+    def canonical(self, obs: torch.Tensor) -> torch.Tensor:
+        """The observation as the network sees it (suits relabelled when ``trump_first``)."""
+        return self.prepare(obs)[0]
+
+    def logits_of(self, x: torch.Tensor, trump: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """Masked logits over the real actions from a prepared input."""
+        logits = self.actor(x)
+        if trump is not None:
+            logits = logits.gather(1, self.act_perm.index_select(0, trump))
         return logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
 
+    def value_of(self, x: torch.Tensor) -> torch.Tensor:
+        """The value head on a prepared observation, or on the critic input of a centralised critic."""
+        return self.critic(x).squeeze(-1)
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.logits_of(*self.prepare(obs), mask)
+
     def value(self, critic_input: torch.Tensor) -> torch.Tensor:
-        return self.critic(critic_input).squeeze(-1)
+        """The value of an observation (or, with ``critic_size``, of a centralised critic input)."""
+        if self.spec.critic_size is None:
+            critic_input = self.canonical(critic_input)
+        return self.value_of(critic_input)
+
+
+CARD_PIECES = ("hand", "own_discards", "own_drawn", "trump_card", "trick_cards")
+"""Observation pieces indexed by card in their last dimension."""
+
+
+def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Index tables that swap the trump suit with the first suit (clubs) in observations and actions.
+
+    Returns ``(obs_perm[4, D], act_perm[4, A], trump_offset)``: for trump suit
+    ``t``, ``obs.gather(1, obs_perm[t])`` is the relabelled observation and
+    ``logits.gather(1, act_perm[t])`` maps logits over relabelled actions back
+    to the real ones (a swap of two suits is its own inverse). Needs a deck
+    with the same ranks in every suit, trumps that are exactly the trump suit
+    and the ``trump_suit`` piece; raises
+    :class:`~mauscheln_env.errors.ConfigError` otherwise.
+    """
+    from mauscheln_env.errors import ConfigError
+
+    deck = game.deck
+    observer = Observer(game)
+    names = {p.name: p for p in observer.pieces}
+    ranks_by_suit = [sorted(deck.rank[c] for c in range(len(deck)) if deck.suit[c] == s) for s in range(4)]
+    plain_trumps = all(game.tables[t].trump_mask == deck.suit_mask[t] for t in range(4))
+    if "trump_suit" not in names or not plain_trumps or any(r != ranks_by_suit[0] for r in ranks_by_suit):
+        raise ConfigError(
+            "trump_first needs a deck with the same ranks in every suit, no permanent trumps (Belli, Weli, "
+            "Pamphile) and a trump_suit observation "
+            f"(this game: {game.config.ruleset}, {len(deck)} cards); train with trump_first: false"
+        )
+    N, D, A = len(deck), observer.size, game.num_actions
+    where = {(deck.suit[c], deck.rank[c]): c for c in range(N)}
+    obs_perm = torch.arange(D).repeat(4, 1)
+    act_perm = torch.arange(A).repeat(4, 1)
+    for t in range(4):
+        swap = {0: t, t: 0}
+        card = torch.tensor([where[(swap.get(deck.suit[c], deck.suit[c]), deck.rank[c])] for c in range(N)])
+        act_perm[t, :N] = card
+        for name in CARD_PIECES:
+            if name not in names:
+                continue
+            off, size = observer.offsets[name], names[name].size
+            for start in range(off, off + size, N):
+                obs_perm[t, start:start + N] = start + card
+        ts = observer.offsets["trump_suit"]
+        obs_perm[t, ts:ts + 4] = ts + torch.tensor([swap.get(s, s) for s in range(4)])
+    return obs_perm, act_perm, observer.offsets["trump_suit"]
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,7 +206,8 @@ def save_policy(path: str | Path, net: PolicyNet, game: Game, extra: dict[str, A
     meta = {
         "format": FORMAT,
         "net": json.dumps({"obs_size": net.spec.obs_size, "num_actions": net.spec.num_actions,
-                           "hidden": list(net.spec.hidden), "critic_size": net.spec.critic_size}),
+                           "hidden": list(net.spec.hidden), "critic_size": net.spec.critic_size,
+                           "trump_first": net.spec.trump_first}),
         "layout": json.dumps(layout_of(game)),
         "extra": json.dumps(extra or {}),
     }
@@ -167,7 +259,8 @@ def read_policy(name_or_path: str | Path) -> tuple[PolicyNet, dict[str, Any], di
         net_meta = json.loads(meta["net"])
         layout = json.loads(meta["layout"])
         extra = json.loads(meta.get("extra", "{}"))
-        spec = NetSpec(net_meta["obs_size"], net_meta["num_actions"], tuple(net_meta["hidden"]), net_meta["critic_size"])
+        spec = NetSpec(net_meta["obs_size"], net_meta["num_actions"], tuple(net_meta["hidden"]), net_meta["critic_size"],
+                       bool(net_meta.get("trump_first", False)))
         net = PolicyNet(spec)
         net.load_state_dict(tensors)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
