@@ -38,6 +38,34 @@ def test_ppo_selfplay_smoke_run(tmp_path):
     agent.setup(game, 0)
 
 
+def test_batched_run_against_the_tensor_baselines(tmp_path):
+    """The batched backend plays `expert` and `random` opponents as tensor code, at every table size."""
+    proc = run_train("--run-dir", str(tmp_path / "run"), "--backend", "batched", "--num-envs", "32",
+                     "--total-decisions", "2048", "--self-play-prob", "0", "--baseline-opponents", "[expert, random]",
+                     "--pool-size", "0", "--checkpoint-every", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "update 2/2" in proc.stdout
+    proc = run_train("--run-dir", str(tmp_path / "bad"), "--backend", "batched", "--baseline-opponents", "[pimc]")
+    assert proc.returncode != 0 and "backend='reference'" in proc.stderr
+
+
+def test_opponent_assignment_covers_both_formats():
+    from train.ppo_selfplay import _assign, make_args
+
+    args = make_args({"self_play_prob": 0.2, "baseline_prob": 0.5})
+    ctrl = _assign(np.random.default_rng(0), 4000, 4, args, pool=3, baselines=1, pool_scores=[0.0, -1.0, 1.0])
+    learners = (ctrl == 0).sum(1)
+    assert set(learners.tolist()) == {1, 2, 3, 4}  # self-play, and one to three learner seats
+    mixed = ctrl[learners < 4]
+    opponents = mixed.max(1).values
+    assert ((mixed == 0) | (mixed == opponents[:, None])).all()  # one opponent per table
+    share = (opponents == 4).float().mean().item()  # the baseline (controller 1 + pool)
+    assert 0.45 < share < 0.55
+    # The snapshot the learner beats least (score -1.0, controller 2) is drawn most often.
+    counts = torch.bincount(opponents[opponents <= 3], minlength=4)
+    assert counts[2] > counts[1] and counts[2] > counts[3]
+
+
 def _weights(path: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
@@ -185,3 +213,55 @@ def test_sb3_maskable_smoke(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "trained 512" in proc.stdout
+
+
+def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
+    """Relabelling clubs and the trump suit everywhere gives the network the same input and mapped logits."""
+    from agents.learned import trump_first_tables
+    from mauscheln_env.env import raw_env
+    from mauscheln_env.observation import Observer
+
+    game = Game(make_config("mauscheln", 4))
+    deck = game.deck
+    order = np.random.default_rng(3).permutation(len(deck)).tolist()
+    hands = [order[4 * s:4 * s + 4] for s in range(4)]
+    trump, stock = order[16], order[17:]
+    if deck.suit[trump] == 0:  # make the trump suit something other than clubs, so the relabelling moves cards
+        trump, stock = stock[0], [trump, *stock[1:]]
+    t = deck.suit[trump]
+
+    def swap(c: int) -> int:
+        suit = {0: t, t: 0}.get(deck.suit[c], deck.suit[c])
+        return deck.index[deck.codes[c][0] + "CSHD"[suit]]
+
+    obs_masks = []
+    for relabel in (lambda c: c, swap):
+        env = raw_env(ruleset="mauscheln", num_players=4)
+        deal = {"hands": {s: [deck.codes[relabel(c)] for c in h] for s, h in enumerate(hands)},
+                "trump": deck.codes[relabel(trump)], "stock": [deck.codes[relabel(c)] for c in stock]}
+        env.reset(seed=0, options={"dealer": 0, "deal": deal})
+        for _ in range(3):  # a few decisions in, so more than the hand is card-indexed
+            env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+        o = env.observe(env.agent_selection)
+        obs_masks.append((torch.as_tensor(o["observation"]).unsqueeze(0), torch.as_tensor(o["action_mask"]).bool().unsqueeze(0)))
+    tables = trump_first_tables(game)
+    net = PolicyNet(NetSpec(Observer(game).size, game.num_actions, (16,), None, True), tables)
+    torch.nn.init.normal_(net.actor[-1].weight)  # make the logits differ by action
+    (o1, m1), (o2, m2) = obs_masks
+    assert not torch.equal(o1, o2)
+    torch.testing.assert_close(net.canonical(o1), net.canonical(o2), rtol=0, atol=0)
+    l1, l2 = net.masked_logits(o1, m1)[0], net.masked_logits(o2, m2)[0]
+    N = len(deck)
+    perm = torch.tensor([swap(c) for c in range(N)])
+    torch.testing.assert_close(l2[:N][perm], l1[:N], rtol=0, atol=0)
+    torch.testing.assert_close(net.value(o1), net.value(o2), rtol=0, atol=0)
+    # A file round trip keeps the tables; a deck without equal suits is refused.
+    import tempfile
+
+    from agents.learned import read_policy, save_policy
+
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded, _, _ = read_policy(save_policy(Path(tmp) / "p.safetensors", net, game))
+    torch.testing.assert_close(loaded.masked_logits(o2, m2), net.masked_logits(o2, m2), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="same ranks in every suit"):
+        trump_first_tables(Game(make_config("mauscheln", 4, weli=True, deck_size=33)))

@@ -21,9 +21,12 @@ decision (settlements land during other seats' turns), and its advantage chain
 (GAE) runs over its own decisions only.
 
 Opponents: in a share of the sessions every seat is the current policy; in the
-others one seat is the learner and the rest are one opponent drawn from the
-pool of frozen past snapshots (preferring those the learner beats least) or,
-with the reference backend, from the scripted baselines.
+others the learner holds between one and n-1 seats (so both duplicate formats,
+one against a field and a field against one, are trained) and the rest are one
+opponent: a scripted baseline (``random`` and ``expert`` run as tensor code on
+any backend, see :mod:`agents.batched_expert`; other agents need the reference
+backend) or a frozen past snapshot from the pool, preferring those the learner
+beats least.
 
 Everything a researcher looks at goes to TensorBoard under ``runs/<name>``:
 ``charts/`` (rewards, decisions/s, how often the policy declares, goes with and
@@ -112,16 +115,21 @@ class Args:
     """Rewards (chips) are multiplied by this for learning; logs report chips."""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the actor and the critic."""
+    trump_first: bool = True
+    """Relabel the suits so that the network always sees the trump suit first (``agents.learned.trump_first_tables``)."""
     central_critic: bool = False
     """Value head on the full state plus the seat (centralised critic) instead of the observation."""
     self_play_prob: float = 0.5
     """Share of sessions in which every seat is the current policy."""
+    baseline_prob: float = 0.5
+    """Of the other sessions, the share whose opponent is a scripted baseline (the rest: pool snapshots)."""
     pool_size: int = 8
     """Frozen past snapshots kept as opponents."""
     pool_every: int = 10
     """Updates between snapshots added to the pool."""
     baseline_opponents: list[str] = field(default_factory=list)
-    """Scripted agents also drawn as opponents (reference backend only), e.g. ``[expert]``."""
+    """Scripted agents drawn as opponents, e.g. ``[expert]``: ``random`` and ``expert`` on any backend (tensor
+    code), any other registered agent with ``backend: reference``."""
     checkpoint_every: int = 10
     """Updates between checkpoints (and always at the end)."""
     eval_every: int = 0
@@ -180,7 +188,8 @@ def make_args(values: dict[str, Any]) -> Args:
         (args.num_envs >= 1 and args.num_steps >= 1, "num_envs and num_steps must be >= 1"),
         (args.num_minibatches >= 1 and args.update_epochs >= 1, "num_minibatches and update_epochs must be >= 1"),
         (0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "gamma must be in (0, 1] and gae_lambda in [0, 1]"),
-        (0 <= args.self_play_prob <= 1, "self_play_prob must be in [0, 1]"),
+        (0 <= args.self_play_prob <= 1 and 0 <= args.baseline_prob <= 1,
+         "self_play_prob and baseline_prob must be in [0, 1]"),
         (args.backend in ("batched", "reference"), "backend must be 'batched' or 'reference'"),
         (args.pool_size >= 0 and args.pool_every >= 1, "pool_size must be >= 0 and pool_every >= 1"),
         (isinstance(args.rules, dict), "rules must be a mapping of rule options"),
@@ -188,9 +197,12 @@ def make_args(values: dict[str, Any]) -> Args:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"invalid training configuration: {message}")
-    if args.baseline_opponents and args.backend != "reference":
-        raise ConfigError("baseline_opponents need backend='reference' (scripted agents read the info dicts "
-                          "that only the reference engine produces); use pool snapshots with the batched backend")
+    from agents.batched_expert import BATCHED_OPPONENTS
+
+    slow = [name for name in args.baseline_opponents if name.split(":")[0] not in BATCHED_OPPONENTS]
+    if slow and args.backend != "reference":
+        raise ConfigError(f"baseline_opponents {slow} need backend='reference' (they read the info dicts that only "
+                          f"the reference engine produces); on the batched backend use {sorted(BATCHED_OPPONENTS)}")
     return args
 
 
@@ -315,7 +327,10 @@ def train(args: Args) -> dict[str, Any]:
     B, n, T = args.num_envs, envs.num_players, args.num_steps
     D, A = envs.obs_size, envs.num_actions
     critic_size = (envs.state_size + n) if args.central_critic else None
-    net = PolicyNet(NetSpec(D, A, tuple(args.hidden), critic_size)).to(device)
+    from agents.learned import trump_first_tables
+
+    net = PolicyNet(NetSpec(D, A, tuple(args.hidden), critic_size, args.trump_first),
+                    trump_first_tables(game) if args.trump_first else None).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     num_updates = max(1, args.total_decisions // (B * T))
     start_update, pool, stats = 0, [], {}
@@ -328,14 +343,15 @@ def train(args: Args) -> dict[str, Any]:
     if start_update == 0:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
             f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
-    baselines = _baseline_players(args, game)
+    baselines = _baseline_players(args, game, device)
     pool_scores: list[float] = stats.get("pool_scores", [0.0] * len(pool))
     opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
 
     # -- storage ---------------------------------------------------------------------------------
-    obs_buf = torch.zeros(T, B, D, device=device)
+    obs_buf = torch.zeros(T, B, D, device=device)  # the network's input (net.prepare), not the raw observation
+    trump_buf = torch.zeros(T, B, dtype=torch.long, device=device)
     mask_buf = torch.zeros(T, B, A, dtype=torch.bool, device=device)
-    critic_buf = torch.zeros(T, B, critic_size or D, device=device)
+    critic_buf = torch.zeros(T, B, critic_size or 0, device=device)
     act_buf = torch.zeros(T, B, dtype=torch.long, device=device)
     logp_buf = torch.zeros(T, B, device=device)
     val_buf = torch.zeros(T, B, device=device)
@@ -355,10 +371,13 @@ def train(args: Args) -> dict[str, Any]:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
         gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
         rng = np.random.default_rng(seed_for(args.seed, update, 2))
+        for k, player in enumerate(baselines):  # scripted opponents that sample draw from (seed, update) too
+            if hasattr(player, "generator"):
+                player.generator.manual_seed(seed_for(args.seed, update, 7, k))
 
         # -- rollout: fresh sessions, one opponent assignment per session ------------------------
         obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
-        controllers = _assign(rng, B, n, args.self_play_prob, len(opponent_nets), len(baselines), pool_scores)
+        controllers = _assign(rng, B, n, args, len(opponent_nets), len(baselines), pool_scores)
         chips_won = torch.zeros(B, n)
         pool_won = torch.zeros(len(opponent_nets) + 1)  # learner chips against snapshot k (index k)
         pool_deals = torch.zeros(len(opponent_nets) + 1)
@@ -368,19 +387,25 @@ def train(args: Args) -> dict[str, Any]:
             seat = to_act.to(device)
             ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
             with torch.no_grad():
-                critic_in = _critic_input(envs, obs, seat, n) if args.central_critic else obs
-                logits = net.masked_logits(obs, mask)
+                x, trump = net.prepare(obs)
+                critic_in = _critic_input(envs, obs, seat, n) if args.central_critic else x
+                logits = net.logits_of(x, trump, mask)
                 action = sample_actions(logits, gen if device.type == "cpu" else None)
                 logp_all, _ = masked_distribution(logits, mask)
-                value = net.value(critic_in)
+                value = net.value_of(critic_in)
                 for k, opp in enumerate(opponent_nets, start=1):
                     rows = (ctrl == k).nonzero().squeeze(-1)
                     if rows.numel():
-                        action[rows] = sample_actions(opp.masked_logits(obs[rows], mask[rows]),
+                        opp_trump = None if trump is None else trump[rows]
+                        action[rows] = sample_actions(opp.logits_of(x[rows], opp_trump, mask[rows]),
                                                       gen if device.type == "cpu" else None)
             if baselines:
                 _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets))
-            obs_buf[t], mask_buf[t], critic_buf[t] = obs, mask, critic_in
+            obs_buf[t], mask_buf[t] = x, mask
+            if trump is not None:
+                trump_buf[t] = trump
+            if args.central_critic:
+                critic_buf[t] = critic_in
             act_buf[t], val_buf[t], seat_buf[t] = action, value, seat
             logp_buf[t] = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
             learner_buf[t] = ctrl == 0
@@ -392,18 +417,18 @@ def train(args: Args) -> dict[str, Any]:
             done_buf[t] = ended
             rewards_cpu = step.rewards.cpu()
             chips_won += rewards_cpu
-            if opponent_nets:  # the learner's result against each snapshot it met
+            if opponent_nets:  # the learner's result (chips per learner seat) against each snapshot it met
                 opp = controllers.max(dim=1).values
-                learner_seat = (controllers == 0).float().argmax(dim=1)
+                is_learner = (controllers == 0).float()
                 vs_pool = (opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
                 if vs_pool.any():
                     rows = vs_pool.nonzero().squeeze(-1)
-                    pool_won.index_add_(0, opp[rows], rewards_cpu[rows, learner_seat[rows]])
+                    per_seat = (rewards_cpu[rows] * is_learner[rows]).sum(1) / is_learner[rows].sum(1)
+                    pool_won.index_add_(0, opp[rows], per_seat)
                     pool_deals.index_add_(0, opp[rows], torch.ones(len(rows)))
             if ended.any():  # new sessions get new opponents
                 idx = ended.nonzero().squeeze(-1).cpu()
-                controllers[idx] = _assign(rng, len(idx), n, args.self_play_prob, len(opponent_nets), len(baselines),
-                                           pool_scores)
+                controllers[idx] = _assign(rng, len(idx), n, args, len(opponent_nets), len(baselines), pool_scores)
 
         # -- bootstrap every seat's value, then GAE along each seat's own decisions -----------------
         with torch.no_grad():
@@ -418,7 +443,8 @@ def train(args: Args) -> dict[str, Any]:
         net.train()
         sel = learner_buf.reshape(-1)
         b_obs, b_mask = obs_buf.reshape(-1, D)[sel], mask_buf.reshape(-1, A)[sel]
-        b_critic = critic_buf.reshape(T * B, -1)[sel]
+        b_trump = trump_buf.reshape(-1)[sel] if args.trump_first else None
+        b_critic = critic_buf.reshape(T * B, -1)[sel] if args.central_critic else b_obs
         b_act, b_logp = act_buf.reshape(-1)[sel], logp_buf.reshape(-1)[sel]
         b_adv, b_ret, b_val = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel], val_buf.reshape(-1)[sel]
         size = int(sel.sum())
@@ -428,7 +454,7 @@ def train(args: Args) -> dict[str, Any]:
             order = torch.randperm(size, generator=gen).to(device)
             for start in range(0, size, mb):
                 idx = order[start:start + mb]
-                logits = net.masked_logits(b_obs[idx], b_mask[idx])
+                logits = net.logits_of(b_obs[idx], None if b_trump is None else b_trump[idx], b_mask[idx])
                 logp_all, entropy = masked_distribution(logits, b_mask[idx])
                 new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
                 ratio = (new_logp - b_logp[idx]).exp()
@@ -439,7 +465,7 @@ def train(args: Args) -> dict[str, Any]:
                 adv = b_adv[idx]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                new_v = net.value(b_critic[idx])
+                new_v = net.value_of(b_critic[idx])
                 if args.clip_vloss:
                     v_clipped = b_val[idx] + (new_v - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
                     vl = 0.5 * torch.max((new_v - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
@@ -530,25 +556,35 @@ def _frozen(state_dict: dict[str, torch.Tensor], spec: NetSpec, device: torch.de
     return net
 
 
-def _assign(rng: np.random.Generator, count: int, n: int, self_play_prob: float, pool: int, baselines: int,
+def _assign(rng: np.random.Generator, count: int, n: int, args: Args, pool: int, baselines: int,
             pool_scores: list[float]) -> torch.Tensor:
-    """Controllers per (session, seat): 0 the learner, 1..pool frozen snapshots, then the scripted baselines."""
+    """Controllers per (session, seat): 0 the learner, 1..pool frozen snapshots, then the scripted baselines.
+
+    A session is self-play with probability ``self_play_prob``; otherwise the
+    learner holds k seats (k uniform in 1..n-1, at random places) and one
+    opponent the others: a baseline with probability ``baseline_prob`` (when
+    there are baselines and snapshots), else a snapshot, preferring those the
+    learner beats least.
+    """
     out = torch.zeros(count, n, dtype=torch.long)
-    opponents = pool + baselines
-    if not opponents:
+    if not pool + baselines:
         return out
-    weights = np.ones(opponents)
-    if pool:  # prefer the snapshots the learner beats least
+    pool_p = np.ones(max(pool, 1))
+    if pool:
         scores = np.asarray(pool_scores[:pool], dtype=np.float64)
-        weights[:pool] = np.exp(-(scores - scores.max()) / 5.0)
-    weights /= weights.sum()
+        pool_p = np.exp(-(scores - scores.max()) / 5.0)
+    pool_p /= pool_p.sum()
+    baseline_share = args.baseline_prob if (pool and baselines) else (1.0 if baselines else 0.0)
     for b in range(count):
-        if rng.random() < self_play_prob:
+        if rng.random() < args.self_play_prob:
             continue
-        learner = int(rng.integers(n))
-        opponent = 1 + int(rng.choice(opponents, p=weights))
+        if rng.random() < baseline_share:
+            opponent = 1 + pool + int(rng.integers(baselines))
+        else:
+            opponent = 1 + int(rng.choice(pool, p=pool_p))
+        learners = rng.choice(n, size=int(rng.integers(1, n)), replace=False)
         out[b] = opponent
-        out[b, learner] = 0
+        out[b, learners] = 0
     return out
 
 
@@ -648,34 +684,44 @@ class _PhaseStats:
         return {k: h / t for k, (h, t) in self.counts.items() if t > 0}
 
 
-def _baseline_players(args: Args, game: Game) -> list[list[Any]]:
-    """Scripted opponents, one agent per seat (reference backend only)."""
-    if not args.baseline_opponents:
-        return []
-    from agents.base import make_agent
+def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
+    """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat."""
+    from agents.base import make_agent, parse_agent_spec
+    from agents.batched_expert import BATCHED_OPPONENTS, batched_opponent
 
-    players = []
-    for k, name in enumerate(args.baseline_opponents):
+    players: list[Any] = []
+    for k, spec in enumerate(args.baseline_opponents):
+        name, params = parse_agent_spec(spec)
+        if name in BATCHED_OPPONENTS:
+            players.append(batched_opponent(name, game, device, seed=seed_for(args.seed, 7, k), **params))
+            continue
         row = []
         for seat in range(game.n):
-            agent = make_agent(name, seed=seed_for(args.seed, 7, k, seat))
+            agent = make_agent(name, seed=seed_for(args.seed, 7, k, seat), **params)
             agent.setup(game, seat)
             row.append(agent)
         players.append(row)
     return players
 
 
-def _baseline_actions(envs: Any, baselines: list[list[Any]], ctrl: torch.Tensor, seat: torch.Tensor,
+def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat: torch.Tensor,
                       obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int) -> None:
-    from agents.views import EnvView
+    """Overwrite ``action`` in the sessions whose acting seat a scripted baseline plays."""
+    for k, player in enumerate(baselines):
+        rows = (ctrl == pool + 1 + k).nonzero().squeeze(-1)
+        if not rows.numel():
+            continue
+        if not isinstance(player, list):  # tensor code over the whole batch
+            action[rows] = player.act(obs[rows], mask[rows])
+            continue
+        from agents.views import EnvView
 
-    view = EnvView(envs.config)
-    for b in (ctrl > pool).nonzero().squeeze(-1).tolist():
-        agent = baselines[int(ctrl[b]) - pool - 1][int(seat[b])]
-        view.bind(envs.states[b])
-        view.refresh()
-        observation, action_mask, info = view.seat_view(int(seat[b]))
-        action[b] = agent.act(observation, action_mask, info)
+        view = EnvView(envs.config)
+        for b in rows.tolist():
+            view.bind(envs.states[b])
+            view.refresh()
+            observation, action_mask, info = view.seat_view(int(seat[b]))
+            action[b] = player[int(seat[b])].act(observation, action_mask, info)
 
 
 def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int, seed: int, path: Path,
