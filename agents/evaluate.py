@@ -466,12 +466,14 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
     other seeds) are pooled deal by deal into one estimate.
     """
     pooled: dict[tuple[str, str], list[PairResult]] = {}
+    covered: dict[tuple[str, str], list[tuple[Any, int, int, str]]] = {}  # (seed, first, end, file) per pairing
     agents: list[str] = []
     settings = None
     commands = []
     for path in paths:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         s = dict(data["settings"])
+        span = (s.get("seed"), int(s.get("start", 0)), int(s.get("start", 0)) + int(s.get("deals", 0)))
         for key in ("deals", "seed", "start"):
             s.pop(key, None)
         if settings is None:
@@ -484,7 +486,16 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
                 agents.append(a)
         for p in data["pairs"]:
             r = PairResult.from_dict(p)
-            pooled.setdefault((r.candidate, r.baseline), []).append(r)
+            key = (r.candidate, r.baseline)
+            for seed, lo, hi, other in covered.get(key, []):
+                if seed is None or span[0] is None or (seed == span[0] and lo < span[2] and span[1] < hi):
+                    raise ValueError(
+                        f"{path} ({_span_text(*span)}) and {other} ({_span_text(seed, lo, hi)}) both hold "
+                        f"{r.candidate} vs {r.baseline}, on overlapping deals or from a merge; merging them would "
+                        "count deals twice (merge the original chunks instead)"
+                    )
+            covered.setdefault(key, []).append((*span, str(path)))
+            pooled.setdefault(key, []).append(r)
     pairs = []
     for (cand, base), parts in pooled.items():
         if len(parts) == 1:
@@ -501,6 +512,10 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
                                sum(p.games for p in parts), sum(p.seconds for p in parts)))
     ratings = bradley_terry(agents, pairs)
     return Tournament(agents, pairs, ratings, settings or {}, " ; ".join(c for c in commands if c))
+
+
+def _span_text(seed: Any, lo: int, hi: int) -> str:
+    return "a merged file" if seed is None else f"seed {seed}, deals {lo}..{hi - 1}"
 
 
 # ---------------------------------------------------------------------- output

@@ -127,3 +127,18 @@ def test_chunks_pool_into_the_whole_series(tmp_path):
     assert pooled.deals == 30
     assert pooled.advantage.mean == pytest.approx(whole.advantage.mean)
     assert pooled.roles == whole.roles
+
+
+def test_merge_refuses_to_count_deals_twice(tmp_path):
+    for name, start in (("a", 0), ("b", 5), ("c", 10)):
+        assert main(["--pair", "beginner", "random", "--deals", "10" if name == "b" else "5", "--start", str(start),
+                     "--seed", "8", "--out", str(tmp_path / name), "--no-progress"]) == 0
+    a, b, c = (tmp_path / x / "results.json" for x in "abc")
+    with pytest.raises(ValueError, match="overlapping deals"):
+        merge_results([b, c])  # deals 5..14 and 10..14
+    with pytest.raises(ValueError, match="overlapping deals"):
+        merge_results([a, a])
+    assert main(["--merge", str(a), str(c), "--out", str(tmp_path / "ac"), "--no-progress"]) == 0
+    with pytest.raises(ValueError, match="a merged file"):
+        merge_results([tmp_path / "ac" / "results.json", b])
+    assert merge_results([a, b]).pairs[0].deals == 15
