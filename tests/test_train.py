@@ -162,8 +162,29 @@ def test_seat_gae_credits_settlements_that_land_on_other_turns():
     values = torch.zeros(2, 1)
     seats = torch.tensor([[0], [1]])
     dones = torch.tensor([[False], [True]])
-    adv, ret = _seat_gae(rewards, values, seats, dones, torch.zeros(1, 2), gamma=1.0, lam=1.0)
+    adv, ret = _seat_gae(rewards, values, seats, dones, torch.zeros(1, 2), torch.tensor([1]), gamma=1.0, lam=1.0)
     assert ret[:, 0].tolist() == [3.0, -3.0]
+
+
+def test_seat_gae_cuts_each_session_where_its_deal_ended():
+    """Steps after a session's cut are not its own; a cut that is not a session end continues with boot."""
+    from train.ppo_selfplay import _seat_gae
+
+    # Two sessions, two seats alternating. Session 0: the deal (and session) ends at t=2, then a new session's
+    # reward at t=3 must not leak back. Session 1: cut at t=2 without a session end: boot carries on.
+    rewards = torch.zeros(4, 2, 2)
+    rewards[2, 0] = torch.tensor([-4.0, 2.0])
+    rewards[3, 0] = torch.tensor([100.0, 100.0])
+    rewards[1, 1] = torch.tensor([1.0, 0.0])
+    rewards[3, 1] = torch.tensor([50.0, 50.0])
+    values = torch.zeros(4, 2)
+    seats = torch.tensor([[0, 0], [1, 1], [0, 0], [1, 1]])
+    dones = torch.zeros(4, 2, dtype=torch.bool)
+    dones[2, 0] = True
+    boot = torch.tensor([[7.0, 7.0], [5.0, 6.0]])  # session 0's boot is ignored: it ended at its cut
+    _, ret = _seat_gae(rewards, values, seats, dones, boot, torch.tensor([2, 2]), gamma=1.0, lam=1.0)
+    assert ret[:3, 0].tolist() == [-4.0, 2.0, -4.0]
+    assert ret[:3, 1].tolist() == [6.0, 6.0, 5.0]  # seat 0: 1 at t=1 + boot 5; seat 1: boot 6
 
 
 def test_sb3_wrapper_checkers_and_rewards():

@@ -11,9 +11,15 @@ and the entropy bonus is the masked entropy. The value head sees the
 observation, or with ``central_critic`` the full hidden state plus the seat
 (a centralised critic, training only).
 
-Each rollout starts fresh sessions from a seed derived from (seed, update);
-sessions that are still running when the rollout ends are bootstrapped with
-the value of each seat's current observation. This makes an update a pure
+Each rollout starts fresh sessions from a seed derived from (seed, update),
+steps them ``num_steps`` times, and then steps on (at most ``finish_steps``
+times) until every deal still running has ended; each session's rollout stops
+at that deal's end, so every decision's return is real chips, not a guess.
+(Bootstrapping a cut deal from the seats' observations is badly biased here:
+a seat that passed never acts again in its deal, so the critic is never
+trained on its observations, and that error taught an earlier version to go
+with almost every hand.) Only a session of several deals, or a deal still
+running after ``finish_steps``, is bootstrapped. This makes an update a pure
 function of (parameters, optimiser state, seed, update index), so a killed
 run resumed from its last checkpoint repeats exactly the updates it would have
 made. A seat's reward for a decision is everything it received until its next
@@ -56,7 +62,7 @@ from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actio
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError
-from mauscheln_env.vector import make_vector_env
+from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
 
 
 @dataclass
@@ -86,7 +92,11 @@ class Args:
     num_envs: int = 256
     """Sessions stepped together."""
     num_steps: int = 64
-    """Decisions per session per rollout."""
+    """Decisions per session per rollout (before the steps that finish the deals still running)."""
+    finish_steps: int = 64
+    """After ``num_steps``, step on for at most this many decisions so that every deal still running ends inside
+    the rollout: each seat's last decision then has its true return instead of a bootstrapped guess (a seat that
+    passed never acts again in the deal, so the critic never learns the value of its observations)."""
     learning_rate: float = 3e-4
     """Adam learning rate."""
     anneal_lr: bool = True
@@ -348,19 +358,21 @@ def train(args: Args) -> dict[str, Any]:
     opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
 
     # -- storage ---------------------------------------------------------------------------------
-    obs_buf = torch.zeros(T, B, D, device=device)  # the network's input (net.prepare), not the raw observation
-    trump_buf = torch.zeros(T, B, dtype=torch.long, device=device)
-    mask_buf = torch.zeros(T, B, A, dtype=torch.bool, device=device)
-    critic_buf = torch.zeros(T, B, critic_size or 0, device=device)
-    act_buf = torch.zeros(T, B, dtype=torch.long, device=device)
-    logp_buf = torch.zeros(T, B, device=device)
-    val_buf = torch.zeros(T, B, device=device)
-    seat_buf = torch.zeros(T, B, dtype=torch.long, device=device)
-    learner_buf = torch.zeros(T, B, dtype=torch.bool, device=device)
-    rew_buf = torch.zeros(T, B, n, device=device)
-    done_buf = torch.zeros(T, B, dtype=torch.bool, device=device)
+    TE = T + args.finish_steps  # room for the steps that finish the deals still running
+    obs_buf = torch.zeros(TE, B, D, device=device)  # the network's input (net.prepare), not the raw observation
+    trump_buf = torch.zeros(TE, B, dtype=torch.long, device=device)
+    mask_buf = torch.zeros(TE, B, A, dtype=torch.bool, device=device)
+    critic_buf = torch.zeros(TE, B, critic_size or 0, device=device)
+    act_buf = torch.zeros(TE, B, dtype=torch.long, device=device)
+    logp_buf = torch.zeros(TE, B, device=device)
+    val_buf = torch.zeros(TE, B, device=device)
+    seat_buf = torch.zeros(TE, B, dtype=torch.long, device=device)
+    learner_buf = torch.zeros(TE, B, dtype=torch.bool, device=device)
+    rew_buf = torch.zeros(TE, B, n, device=device)
+    done_buf = torch.zeros(TE, B, dtype=torch.bool, device=device)
     summary: dict[str, Any] = {"run_dir": str(run_dir)}
-    decisions_done = start_update * B * T
+    decisions_done = int(stats.get("decisions", start_update * B * T))  # decisions kept in rollouts so far
+    decisions_at_start = decisions_done
     t_start = time.perf_counter()
 
     for update in range(start_update, num_updates):
@@ -383,7 +395,24 @@ def train(args: Args) -> dict[str, Any]:
         pool_deals = torch.zeros(len(opponent_nets) + 1)
         phase_stats = _PhaseStats(game)
         net.eval()
-        for t in range(T):
+        # Steps 0..T-1 for every session; then, while some deal that was running at T has not ended, step on
+        # (at most finish_steps more). Session b's decisions count up to cut_at[b]: the step that ended that
+        # deal (or T-1 when no deal was running); later steps of b are stepped but neither kept nor learned.
+        running = torch.zeros(B, dtype=torch.bool, device=device)  # a deal running at T that has not ended yet
+        cut_at = torch.full((B,), T - 1, dtype=torch.long, device=device)
+        boot = torch.zeros(B, n, device=device)  # each seat's value after its session's cut
+        last_kind = torch.zeros(B, dtype=torch.long, device=device)
+        last_ended = torch.zeros(B, dtype=torch.bool, device=device)
+        t = 0
+        while True:
+            if t == T:
+                running = (last_kind == 0) & ~last_ended
+                settled = ~running & ~last_ended  # a deal ended at T-1 and the session goes on
+                if settled.any():
+                    boot[settled] = _boot_values(net, envs, args, n, device)[settled]
+            if t >= T and (not running.any() or t == TE):
+                break
+            kept = torch.ones(B, dtype=torch.bool, device=device) if t < T else running
             seat = to_act.to(device)
             ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
             with torch.no_grad():
@@ -408,19 +437,29 @@ def train(args: Args) -> dict[str, Any]:
                 critic_buf[t] = critic_in
             act_buf[t], val_buf[t], seat_buf[t] = action, value, seat
             logp_buf[t] = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
-            learner_buf[t] = ctrl == 0
-            phase_stats.record(obs, action, seat, ctrl == 0)
+            learner_buf[t] = (ctrl == 0) & kept
+            phase_stats.record(obs, action, seat, (ctrl == 0) & kept)
             step = envs.step(action)
             obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
-            rew_buf[t] = step.rewards.to(device)
+            rew_buf[t] = step.rewards.to(device) * kept[:, None]
             ended = (step.terminated | step.truncated).to(device)
             done_buf[t] = ended
-            rewards_cpu = step.rewards.cpu()
+            last_kind, last_ended = step.info["deal_kind"].to(device), ended
+            rewards_cpu = rew_buf[t].cpu()
             chips_won += rewards_cpu
+            if t >= T:  # a deal that was running at T ended: cut its session here
+                cut = running & (ended | (last_kind == DEAL_SETTLED) | (last_kind == DEAL_NO_PLAY))
+                if cut.any():
+                    cut_at[cut] = t
+                    running &= ~cut
+                    goes_on = cut & ~ended  # a session of several deals: bootstrap at the next deal
+                    if goes_on.any():
+                        boot[goes_on] = _boot_values(net, envs, args, n, device)[goes_on]
             if opponent_nets:  # the learner's result (chips per learner seat) against each snapshot it met
                 opp = controllers.max(dim=1).values
                 is_learner = (controllers == 0).float()
-                vs_pool = (opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
+                vs_pool = ((opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
+                           & kept.cpu())
                 if vs_pool.any():
                     rows = vs_pool.nonzero().squeeze(-1)
                     per_seat = (rewards_cpu[rows] * is_learner[rows]).sum(1) / is_learner[rows].sum(1)
@@ -429,31 +468,36 @@ def train(args: Args) -> dict[str, Any]:
             if ended.any():  # new sessions get new opponents
                 idx = ended.nonzero().squeeze(-1).cpu()
                 controllers[idx] = _assign(rng, len(idx), n, args, len(opponent_nets), len(baselines), pool_scores)
+            t += 1
+        steps = t
+        if running.any():  # deals still running after finish_steps: bootstrap from the seats' observations
+            cut_at[running] = steps - 1
+            boot[running] = _boot_values(net, envs, args, n, device)[running]
 
-        # -- bootstrap every seat's value, then GAE along each seat's own decisions -----------------
-        with torch.no_grad():
-            boot = torch.stack([
-                net.value(_critic_input(envs, envs.observe(s).to(device), torch.full((B,), s, device=device), n)
-                          if args.central_critic else envs.observe(s).to(device))
-                for s in range(n)], dim=1)
-        adv_buf, ret_buf = _seat_gae(rew_buf * args.reward_scale, val_buf, seat_buf, done_buf, boot,
-                                     args.gamma, args.gae_lambda)
+        # -- GAE along each seat's own decisions, each session up to its cut ---------------------------
+        adv_buf, ret_buf = _seat_gae(rew_buf[:steps] * args.reward_scale, val_buf[:steps], seat_buf[:steps],
+                                     done_buf[:steps], boot, cut_at, args.gamma, args.gae_lambda)
 
         # -- PPO update over the learner's decisions -------------------------------------------------
         net.train()
-        sel = learner_buf.reshape(-1)
-        b_obs, b_mask = obs_buf.reshape(-1, D)[sel], mask_buf.reshape(-1, A)[sel]
-        b_trump = trump_buf.reshape(-1)[sel] if args.trump_first else None
-        b_critic = critic_buf.reshape(T * B, -1)[sel] if args.central_critic else b_obs
-        b_act, b_logp = act_buf.reshape(-1)[sel], logp_buf.reshape(-1)[sel]
-        b_adv, b_ret, b_val = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel], val_buf.reshape(-1)[sel]
+        kept_steps = torch.arange(steps, device=device)[:, None] <= cut_at[None, :]
+        sel = (learner_buf[:steps] & kept_steps).reshape(-1)
+        b_obs, b_mask = obs_buf[:steps].reshape(-1, D)[sel], mask_buf[:steps].reshape(-1, A)[sel]
+        b_trump = trump_buf[:steps].reshape(-1)[sel] if args.trump_first else None
+        b_critic = critic_buf[:steps].reshape(steps * B, -1)[sel] if args.central_critic else b_obs
+        b_act, b_logp = act_buf[:steps].reshape(-1)[sel], logp_buf[:steps].reshape(-1)[sel]
+        b_adv, b_ret = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel]
+        b_val = val_buf[:steps].reshape(-1)[sel]
         size = int(sel.sum())
-        mb = max(1, size // args.num_minibatches)
-        clipfracs, approx_kl, pg_loss, v_loss, entropy_loss, old_kl = [], torch.tensor(0.0), 0.0, 0.0, 0.0, 0.0
-        for _epoch in range(args.update_epochs):
+        # Exactly num_minibatches nearly equal minibatches (no tiny remainder batch with its own full step);
+        # the logged losses are means over the last epoch's minibatches.
+        chunks = min(args.num_minibatches, max(size, 1))
+        clipfracs, approx_kl, old_kl = [], torch.tensor(0.0), torch.tensor(0.0)
+        pg_loss = v_loss = entropy_loss = 0.0
+        for _epoch in range(args.update_epochs if size else 0):  # no learner decision: nothing to learn
             order = torch.randperm(size, generator=gen).to(device)
-            for start in range(0, size, mb):
-                idx = order[start:start + mb]
+            epoch_losses = []
+            for idx in torch.tensor_split(order, chunks):
                 logits = net.logits_of(b_obs[idx], None if b_trump is None else b_trump[idx], b_mask[idx])
                 logp_all, entropy = masked_distribution(logits, b_mask[idx])
                 new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
@@ -477,7 +521,8 @@ def train(args: Args) -> dict[str, Any]:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 optimizer.step()
-                pg_loss, v_loss, entropy_loss = pg.item(), vl.item(), ent.item()
+                epoch_losses.append((pg.item(), vl.item(), ent.item()))
+            pg_loss, v_loss, entropy_loss = (float(np.mean(col)) for col in zip(*epoch_losses))
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
 
@@ -492,10 +537,13 @@ def train(args: Args) -> dict[str, Any]:
                 pool.pop(0)
                 pool_scores.pop(0)
             opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
-        decisions_done += B * T
+        n_kept = int(kept_steps.sum())
+        decisions_done += n_kept
         dt = time.perf_counter() - t_update
         writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions_done)
-        writer.add_scalar("charts/decisions_per_second", B * T / dt, decisions_done)
+        writer.add_scalar("charts/decisions_per_second", n_kept / dt, decisions_done)
+        writer.add_scalar("charts/stepped_decisions_per_second", steps * B / dt, decisions_done)
+        writer.add_scalar("charts/finish_steps", steps - T, decisions_done)
         writer.add_scalar("charts/learner_decisions", size, decisions_done)
         writer.add_scalar("charts/chips_per_seat_per_rollout", float(chips_won.mean()), decisions_done)
         writer.add_scalar("losses/policy_loss", pg_loss, decisions_done)
@@ -510,9 +558,9 @@ def train(args: Args) -> dict[str, Any]:
         writer.add_scalar("losses/explained_variance", explained, decisions_done)
         for tag, value in phase_stats.summary().items():
             writer.add_scalar(f"charts/{tag}", value, decisions_done)
-        print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {B * T / dt:,.0f} dec/s  "
+        print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
               f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
-        stats = {"pool_scores": pool_scores}
+        stats = {"pool_scores": pool_scores, "decisions": decisions_done}
         last = update + 1 == num_updates
         if (update + 1) % args.checkpoint_every == 0 or last:
             save_checkpoint(run_dir, update + 1, net, optimizer, game, args, pool, stats)
@@ -524,9 +572,11 @@ def train(args: Args) -> dict[str, Any]:
             for row in table:
                 if row["format"] == "both formats":
                     writer.add_scalar(f"eval/advantage_vs_{row['opponent']}", row["mean"], decisions_done)
+                print(f"  eval vs {row['opponent']} ({row['format']}): {row['mean']:+.3f} "
+                      f"[{row['low']:+.3f}, {row['high']:+.3f}] over {row['deals']} deals", flush=True)
 
     elapsed = time.perf_counter() - t_start
-    summary["decisions_per_second"] = (decisions_done - start_update * B * T) / max(elapsed, 1e-9)
+    summary["decisions_per_second"] = (decisions_done - decisions_at_start) / max(elapsed, 1e-9)
     summary["policy"] = str(save_policy(run_dir / "policy.safetensors", net, game,
                                         extra={"args": dataclasses.asdict(args), "decisions": decisions_done}))
     if args.final_eval_deals and (args.max_updates is None):
@@ -595,18 +645,31 @@ def _update_pool_scores(pool_scores: list[float], won: torch.Tensor, deals: torc
             pool_scores[k] = decay * pool_scores[k] + (1 - decay) * float(won[k] / deals[k])
 
 
+def _boot_values(net: PolicyNet, envs: Any, args: Args, n: int, device: torch.device) -> torch.Tensor:
+    """``[B, n]``: the value of every seat's current observation (the critic's guess of what it gets from here)."""
+    with torch.no_grad():
+        values = []
+        for s in range(n):
+            obs = envs.observe(s).to(device)
+            seat = torch.full((obs.shape[0],), s, device=device)
+            values.append(net.value(_critic_input(envs, obs, seat, n) if args.central_critic else obs))
+        return torch.stack(values, dim=1)
+
+
 def _critic_input(envs: Any, obs: torch.Tensor, seat: torch.Tensor, n: int) -> torch.Tensor:
     state = envs.state().to(obs.device)
     return torch.cat([state, torch.nn.functional.one_hot(seat.long(), n).float()], dim=1)
 
 
 def _seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, dones: torch.Tensor,
-              boot: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+              boot: torch.Tensor, cut_at: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
     """GAE along each seat's own decisions.
 
     ``rewards[t, b, s]`` is what seat s received in step t; a decision's reward is
-    everything its seat received until its next decision. ``boot[b, s]`` is the
-    value of seat s's observation after the rollout (its chain is cut, not ended).
+    everything its seat received until its next decision. Session b's chains are
+    cut after step ``cut_at[b]`` (later steps are ignored) and continue with
+    ``boot[b, s]``, the value of what seat s gets after the cut (0 when the
+    session ended there).
     """
     T, B, n = rewards.shape
     rows = torch.arange(B, device=rewards.device)
@@ -620,6 +683,11 @@ def _seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, 
             next_value[ended] = 0.0
             next_adv[ended] = 0.0
             pending[ended] = 0.0
+        cut = cut_at == t
+        if cut.any():  # the session's chains end after this step (anything later is not this rollout's)
+            next_value[cut] = torch.where(ended[cut, None], 0.0, boot[cut])
+            next_adv[cut] = 0.0
+            pending[cut] = 0.0
         pending += rewards[t]
         s = seats[t]
         r = pending[rows, s]
