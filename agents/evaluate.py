@@ -321,13 +321,27 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
         for task in tasks:
             absorb(_play_block_task(task))
     else:
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with ctx.Pool(workers) as pool:
+        with _pool_context().Pool(workers, initializer=_worker_init) as pool:
             for out in pool.imap_unordered(_play_block_task, tasks):
                 absorb(out)
     bar.close()
     seconds = time.perf_counter() - t0
     return summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
+
+
+def _pool_context() -> Any:
+    """``fork`` (cheap) unless this process has loaded torch: a forked child of a process whose torch
+    thread pool has started can hang in its first torch call, so then the workers start fresh (``spawn``)."""
+    if "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _worker_init() -> None:
+    """One compute thread per worker process (the workers already use every core between them)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def summarize(candidate: str, baseline: str, per_deal: np.ndarray, roles: dict, games: int, seconds: float,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +145,19 @@ def test_merge_refuses_to_count_deals_twice(tmp_path):
     with pytest.raises(ValueError, match="a merged file"):
         merge_results([tmp_path / "ac" / "results.json", b])
     assert merge_results([a, b]).pairs[0].deals == 15
+
+
+def test_parallel_evaluation_of_a_torch_agent_does_not_hang():
+    """The parent has loaded torch (a learned policy): worker processes must still start and finish."""
+    code = (
+        "from agents.base import make_agent\n"
+        "from agents.evaluate import Settings, evaluate_pair\n"
+        "make_agent('learned', checkpoint='mauscheln4').act  # torch is loaded and used in the parent\n"
+        "import torch; torch.ones(64, 64) @ torch.ones(64, 64)\n"
+        "r = evaluate_pair('learned:checkpoint=mauscheln4', 'random', Settings(deals=8, seed=1), workers=2)\n"
+        "print('deals', r.deals)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "deals 8" in proc.stdout
