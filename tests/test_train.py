@@ -286,3 +286,16 @@ def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
     torch.testing.assert_close(loaded.masked_logits(o2, m2), net.masked_logits(o2, m2), rtol=0, atol=0)
     with pytest.raises(ValueError, match="same ranks in every suit"):
         trump_first_tables(Game(make_config("mauscheln", 4, weli=True, deck_size=33)))
+
+
+def test_the_shipped_policy_loads_by_name_and_beats_random():
+    """agents/policies/mauscheln4.safetensors: loadable by name, legal play, and better than random (duplicate)."""
+    from agents.base import make_agent
+    from agents.evaluate import Settings, evaluate_pair
+    from agents.learned import available_policies
+
+    assert "mauscheln4" in available_policies()
+    agent = make_agent("learned", checkpoint="mauscheln4", seed=1)
+    agent.setup(Game(make_config("mauscheln", 4)), 0)
+    result = evaluate_pair("learned:checkpoint=mauscheln4", "random", Settings(deals=40, seed=3))
+    assert result.advantage.low > 0, result.advantage
