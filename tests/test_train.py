@@ -227,8 +227,8 @@ def test_sb3_wrapper_refuses_bad_arguments():
         env.step(illegal)
 
 
-@pytest.mark.slow
 def test_sb3_maskable_smoke(tmp_path):
+    """A few hundred steps of sb3-contrib's MaskablePPO on the single-seat wrapper, in a subprocess (~5 s)."""
     proc = subprocess.run([sys.executable, "-m", "train.sb3_maskable", "--timesteps", "512", "--n-envs", "2",
                            "--eval-deals", "0", "--runs-root", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
