@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from agents.base import Agent, Info, legal_ids, register_agent
+from mauscheln_env.cards import SUITS
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
@@ -35,6 +36,7 @@ from mauscheln_env.observation import Observer
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 FORMAT = "mauscheln-policy-v1"
+NUM_SUITS = len(SUITS)
 
 
 class CheckpointError(MauschelnError):
@@ -83,8 +85,8 @@ class PolicyNet(nn.Module):
             self.actor[-1].bias.zero_()
         if spec.trump_first:
             if trump_tables is None:  # shapes only; load_state_dict fills in the values
-                trump_tables = (torch.zeros(4, spec.obs_size, dtype=torch.long),
-                                torch.zeros(4, spec.num_actions, dtype=torch.long), 0)
+                trump_tables = (torch.zeros(NUM_SUITS, spec.obs_size, dtype=torch.long),
+                                torch.zeros(NUM_SUITS, spec.num_actions, dtype=torch.long), 0)
             obs_perm, act_perm, trump_offset = trump_tables
             self.register_buffer("obs_perm", obs_perm.clone())
             self.register_buffer("act_perm", act_perm.clone())
@@ -97,7 +99,7 @@ class PolicyNet(nn.Module):
         if not self.spec.trump_first:
             return obs, None
         start = int(self.trump_offset)
-        trump = obs[:, start:start + 4].argmax(1)
+        trump = obs[:, start:start + NUM_SUITS].argmax(1)
         return obs.gather(1, self.obs_perm.index_select(0, trump)), trump
 
     def canonical(self, obs: torch.Tensor) -> torch.Tensor:
@@ -145,8 +147,8 @@ def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
     deck = game.deck
     observer = Observer(game)
     names = {p.name: p for p in observer.pieces}
-    ranks_by_suit = [sorted(deck.rank[c] for c in range(len(deck)) if deck.suit[c] == s) for s in range(4)]
-    plain_trumps = all(game.tables[t].trump_mask == deck.suit_mask[t] for t in range(4))
+    ranks_by_suit = [sorted(deck.rank[c] for c in range(len(deck)) if deck.suit[c] == s) for s in range(NUM_SUITS)]
+    plain_trumps = all(game.tables[t].trump_mask == deck.suit_mask[t] for t in range(NUM_SUITS))
     if "trump_suit" not in names or not plain_trumps or any(r != ranks_by_suit[0] for r in ranks_by_suit):
         raise ConfigError(
             "trump_first needs a deck with the same ranks in every suit, no permanent trumps (Belli, Weli, "
@@ -155,9 +157,9 @@ def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
         )
     N, D, A = len(deck), observer.size, game.num_actions
     where = {(deck.suit[c], deck.rank[c]): c for c in range(N)}
-    obs_perm = torch.arange(D).repeat(4, 1)
-    act_perm = torch.arange(A).repeat(4, 1)
-    for t in range(4):
+    obs_perm = torch.arange(D).repeat(NUM_SUITS, 1)
+    act_perm = torch.arange(A).repeat(NUM_SUITS, 1)
+    for t in range(NUM_SUITS):
         swap = {0: t, t: 0}
         card = torch.tensor([where[(swap.get(deck.suit[c], deck.suit[c]), deck.rank[c])] for c in range(N)])
         act_perm[t, :N] = card
@@ -168,7 +170,7 @@ def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
             for start in range(off, off + size, N):
                 obs_perm[t, start:start + N] = start + card
         ts = observer.offsets["trump_suit"]
-        obs_perm[t, ts:ts + 4] = ts + torch.tensor([swap.get(s, s) for s in range(4)])
+        obs_perm[t, ts:ts + NUM_SUITS] = ts + torch.tensor([swap.get(s, s) for s in range(NUM_SUITS)])
     return obs_perm, act_perm, observer.offsets["trump_suit"]
 
 

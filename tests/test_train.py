@@ -299,3 +299,17 @@ def test_the_shipped_policy_loads_by_name_and_beats_random():
     agent.setup(Game(make_config("mauscheln", 4)), 0)
     result = evaluate_pair("learned:checkpoint=mauscheln4", "random", Settings(deals=40, seed=3))
     assert result.advantage.low > 0, result.advantage
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--trump-first", "maybe"], "trump_first='maybe' has the wrong type; allowed: bool"),
+    (["--num-envs", "abc"], "allowed: int"),
+    (["--hidden", "[a]"], "allowed: list[int]"),
+    (["--finish-steps", "-5"], "finish_steps must be >= 0"),
+    (["--baseline-prob", "1.5"], "baseline_prob must be in [0, 1]"),
+    (["--nonsense", "1"], "unrecognized arguments"),
+])
+def test_bad_training_options_are_refused_with_what_is_allowed(tmp_path, flags, message):
+    proc = run_train("--run-dir", str(tmp_path / "run"), *flags, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr

@@ -50,6 +50,8 @@ import shutil
 import sys
 import tempfile
 import time
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,7 @@ import yaml
 from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import ConfigError
+from mauscheln_env.errors import ConfigError, MauschelnError
 from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
 
 
@@ -192,10 +194,15 @@ def make_args(values: dict[str, Any]) -> Args:
     unknown = sorted(set(values) - set(names))
     if unknown:
         raise ConfigError(f"unknown training option(s) {', '.join(unknown)}; allowed: {', '.join(names)}")
+    hints = typing.get_type_hints(Args)
+    for key, value in values.items():
+        if not _has_type(value, hints[key]):
+            raise ConfigError(f"training option {key}={value!r} has the wrong type; allowed: {_type_name(hints[key])}")
     args = Args(**values)
     checks = [
         (args.total_decisions > 0, "total_decisions must be > 0"),
         (args.num_envs >= 1 and args.num_steps >= 1, "num_envs and num_steps must be >= 1"),
+        (args.finish_steps >= 0, "finish_steps must be >= 0"),
         (args.num_minibatches >= 1 and args.update_epochs >= 1, "num_minibatches and update_epochs must be >= 1"),
         (0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "gamma must be in (0, 1] and gae_lambda in [0, 1]"),
         (0 <= args.self_play_prob <= 1 and 0 <= args.baseline_prob <= 1,
@@ -214,6 +221,32 @@ def make_args(values: dict[str, Any]) -> Args:
         raise ConfigError(f"baseline_opponents {slow} need backend='reference' (they read the info dicts that only "
                           f"the reference engine produces); on the batched backend use {sorted(BATCHED_OPPONENTS)}")
     return args
+
+
+def _has_type(value: Any, hint: Any) -> bool:
+    """Whether a YAML value fits a field annotation (int, float, bool, str, list[...], dict[...], X | None)."""
+    origin, params = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_has_type(value, p) for p in params)
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    if origin is list:
+        return isinstance(value, list) and all(_has_type(v, params[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    return str(hint).replace("typing.", "") if typing.get_origin(hint) else getattr(hint, "__name__", str(hint))
 
 
 def _field_doc(name: str) -> str:
@@ -802,8 +835,12 @@ def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    train(args)
+    try:
+        args = parse_args(argv)
+        train(args)
+    except MauschelnError as exc:  # bad configuration, run directory or checkpoint: say what, no traceback
+        print(f"mauscheln train: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
