@@ -130,6 +130,8 @@ def main() -> None:
                         help="comma-separated worker-process counts to measure (1: one engine in this process)")
     parser.add_argument("--knock", action="store_true", help="play with the knock option")
     parser.add_argument("--max-deals", type=int, default=1)
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile the engine's step and observation kernels (BatchedMauscheln(compile=True))")
     parser.add_argument("--copy", action="store_true",
                         help="fresh obs/mask tensors every step (default: reuse the engine's buffers)")
     parser.add_argument("--reference-envs", type=int, default=64, help="sessions in the reference vector env")
@@ -150,7 +152,7 @@ def main() -> None:
     config = make_config("mauscheln", args.players, **options)
 
     print(f"# batched_throughput: mauscheln, {args.players} players, {config.num_cards} cards, "
-          f"knock={args.knock}, max_deals={args.max_deals}, copy={args.copy}")
+          f"knock={args.knock}, max_deals={args.max_deals}, copy={args.copy}, compile={args.compile}")
     print(f"# torch {torch.__version__}, threads={torch.get_num_threads()} (interop {torch.get_num_interop_threads()}), "
           f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
           f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -167,9 +169,11 @@ def main() -> None:
                 continue
             for B in sizes:
                 if workers == 1:
-                    env = BatchedMauscheln(config, B, device=device, seed=args.seed, copy=args.copy)
+                    env = BatchedMauscheln(config, B, device=device, seed=args.seed, copy=args.copy,
+                                           compile=args.compile)
                 else:
-                    env = make_vector_env(config, B, device=device, seed=args.seed, workers=workers, copy=args.copy)
+                    env = make_vector_env(config, B, device=device, seed=args.seed, workers=workers, copy=args.copy,
+                                          compile=args.compile)
                 r = measure_vector(env, args.seconds, args.warmup_steps, args.seed)
                 best = max(best, r["decisions_per_s"])
                 cpu = f"{r['cpu_us_per_decision']:.2f}"

@@ -58,25 +58,30 @@ reference's own ``TrumpTables``.
 
 ## How a step runs
 
-Every session applies its action with branch-free integer code: conditions
+First the seats that say ``done`` draw (on the few sessions concerned, found
+with ``nonzero``). Then every session applies its action in one pure function
+of the state (``_advance``): branch-free integer code where conditions
 become all-ones/zero ``int64`` masks and ``m ? x : y`` is ``y ^ ((x ^ y) & m)``
 (``torch.where`` on int64 is several times slower on the CPU for large batches); per-seat fields are
-read and written through flat indices (``index_select``, ``index_add_``,
-``index_copy_``). The rare events run on the few sessions they concern,
-found with ``nonzero``: the draws at the end of an exchange, the settlement of
-ended deals (RULES.md §3.1, §3.5), auto-resets and new deals.
+read and written through flat indices (``index_select``, ``index_add``,
+``index_copy``). Then the other rare events run on the sessions they concern:
+the settlement of ended deals (RULES.md §3.1, §3.5), auto-resets and new
+deals. Last, one more pure function (``_acting``) gives the mask and
+observation of every seat to act. With ``compile=True`` those two functions,
+which are most of a step, go through ``torch.compile``: the same code, fused
+into a few loops over the batch instead of hundreds of tensor operations.
 
 ## Observations
 
 ``obs`` has exactly the layout of ``Observer(game).encode(state, seat)``
 (offsets from the same :func:`~mauscheln_env.observation.observation_pieces`).
-Per step: a zeroed buffer; one ``index_fill_`` of the flat positions of every
+Per step: one ``index_fill_`` of the flat positions of every
 one-hot 1 (phase, seats, roles, exchange counts, trump suit, knock, every card
 played and trick leader, relative to the observer; absent entries point at the
 ``pot`` cell, which is written afterwards, and relative seats are ``d + (n & (d >> 63))``
 rather than ``d % n``, which is slower); the hand, discard, draw and
-trump-card masks expanded through a byte table; chips, pot, progress and
-tricks won computed in float64 and rounded to float32 like the reference.
+trump-card masks expanded through a byte table (eager) or by shifts (compiled);
+chips, pot, progress and tricks won computed in float64 and rounded to float32 like the reference.
 :meth:`BatchedMauscheln.state` gives ``Observer(game, omniscient=True)``.
 The legal mask is one ``int64`` bit mask over all A actions expanded the same way.
 
@@ -105,7 +110,7 @@ copies into its own storage should use ``copy=False``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -197,6 +202,21 @@ def _pick(m: torch.Tensor, x: torch.Tensor | int, y: torch.Tensor | int) -> torc
     return y ^ ((x ^ y) & m)
 
 
+def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` through ``torch.compile`` (one graph, static shapes); a failure to compile is a ConfigError."""
+    compiled = torch.compile(fn, fullgraph=True, dynamic=False)
+
+    def call(*args: Any) -> Any:
+        try:
+            return compiled(*args)
+        except torch._dynamo.exc.TorchDynamoException as exc:
+            raise ConfigError(f"compile=True: torch.compile failed on this machine ({type(exc).__name__}: "
+                              f"{str(exc).strip().splitlines()[0]}); allowed: compile=False, or a working torch.compile "
+                              "(on the CPU it needs a C++ compiler)") from exc
+
+    return call
+
+
 class BatchedMauscheln(VectorEnv):
     """``batch_size`` Mauscheln sessions as tensors on ``device`` (see the module docstring).
 
@@ -204,14 +224,28 @@ class BatchedMauscheln(VectorEnv):
     ``info["final_obs"]`` (every seat's observation of each ended session).
     ``validate=False`` skips the check that every action is in the mask (an
     illegal action then corrupts that session's state silently).
+
+    ``compile=True`` runs the two kernels of a step (applying the actions;
+    the mask and observation of every seat to act) through ``torch.compile``
+    (fused C++/OpenMP loops on the CPU, Triton on a GPU), with results
+    identical to the eager code (tested against the reference engine). The
+    first ``reset`` then takes seconds to tens of seconds (cached on disk
+    afterwards) and the CPU needs a C++ compiler. Each batch size and player
+    count is one compiled variant; torch keeps at most
+    ``torch._dynamo.config.recompile_limit`` (8) per process and runs further
+    ones eagerly (with a warning from torch).
     """
 
     def __init__(self, config: RuleConfig, batch_size: int, device: str | torch.device = "cpu",
                  seed: int | None = None, *, final_observations: bool = False, copy: bool = True,
-                 validate: bool = True) -> None:
+                 validate: bool = True, compile: bool = False) -> None:
         check_supported(config)
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r} is not allowed; allowed: a whole number >= 1")
+        for name, flag in (("final_observations", final_observations), ("copy", copy), ("validate", validate),
+                           ("compile", compile)):
+            if not isinstance(flag, bool):
+                raise ConfigError(f"{name}={flag!r} is not allowed; allowed: True or False")
         try:
             self.device = torch.device(device)
             torch.empty(0, device=self.device)
@@ -242,6 +276,10 @@ class BatchedMauscheln(VectorEnv):
         self._obs_ones: torch.Tensor | None = None
         """Flat indices of the one-hot cells set in ``_obs_buf`` by the last step (cleared before the next)."""
         self._mask_buf: torch.Tensor | None = None
+        self.compiled = compile
+        self._acting_step, self._advance_step = self._acting, self._advance
+        if compile:
+            self._acting_step, self._advance_step = _compiled(self._acting), _compiled(self._advance)
 
     # ------------------------------------------------------------------ static tables
     def _long(self, values: Any) -> torch.Tensor:
@@ -318,6 +356,8 @@ class BatchedMauscheln(VectorEnv):
         self._lut_f = bits.to(torch.float32).to(dev)
         self._lut_b = bits.to(torch.bool).to(dev)
         self._shift_N = 8 * self._long(range((N + 7) // 8))
+        self._card_ar = self._long(range(N))
+        self._action_ar = self._long(range(A))
         self._shift_A = 8 * self._long(range((A + 7) // 8))
         # Observation layouts and scales (as Observer computes them, in float64).
         self._chip_scale = 1.0 / self.config.bankroll
@@ -328,6 +368,7 @@ class BatchedMauscheln(VectorEnv):
                                           + [self._inv_tricks] * n, dtype=torch.float64, device=dev)
         self._layout = {False: self._layout_for(self.observer), True: self._layout_for(self.state_observer)}
         self._row_cache: dict[tuple[bool, int], dict[str, torch.Tensor]] = {}
+        self._rows(False, B)  # filled here, so that compiled code only reads the cache
 
     def _layout_for(self, observer: Observer) -> dict[str, Any]:
         g = self.game
@@ -488,7 +529,46 @@ class BatchedMauscheln(VectorEnv):
         if self._mask_t is None:
             raise MauschelnError("call reset() before step()")
         a = self._check_actions(actions)
-        B, n, N, T, H = self.num_envs, self.num_players, self.num_cards, self.game.num_tricks, self.game.hand_size
+        B, n = self.num_envs, self.num_players
+        # A seat saying "done" draws first (Game._finish_exchange), on the few sessions concerned: nothing
+        # the rest of the step changes for them is read by the draw, and the next exchange's cap needs the stock.
+        self._draw(((self.phase == EXCHANGE) & (a == self._a_done)).nonzero()[:, 0])
+        new = self._advance_step(a)
+        settled, no_play, throw_in, deal_end, parts = (new.pop(k) for k in ("settled", "no_play", "throw_in",
+                                                                               "deal_end", "parts"))
+        for name, value in new.items():
+            setattr(self, name, value)
+
+        # Deals that ended: settlement, session end, auto-reset, the next deal.
+        ended = deal_end.nonzero()[:, 0]
+        rewards = torch.zeros(B, n, dtype=torch.float32, device=self.device)
+        kind = torch.zeros(B, dtype=torch.int64, device=self.device)
+        terminated = torch.zeros(B, dtype=torch.bool, device=self.device)
+        truncated = torch.zeros(B, dtype=torch.bool, device=self.device)
+        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": deal_end}
+        restart = ended[:0]
+        if ended.shape[0]:
+            restart = self._end_deals(ended, settled, no_play, throw_in, parts, rewards, kind, terminated, truncated)
+        final_chips = self.chips.index_select(0, restart)
+        if self.final_observations:
+            info["final_index"] = restart
+            info["final_obs"] = self._encode(self._seat_ar.repeat(restart.shape[0]), rows=restart.repeat_interleave(n)
+                                             ).view(restart.shape[0], n, self.obs_size)
+        if restart.shape[0]:
+            self._new_sessions(restart)
+        self._start_deal(ended)
+        info["final_chips"] = self.chips.clone().index_copy_(0, restart, final_chips)
+        obs, mask = self._outputs()
+        return VecStep(obs, mask, self.to_act.clone(), rewards, terminated, truncated, info)
+
+    def _advance(self, a: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The state after every session applies its action ``a`` (``Game.apply``), as new tensors.
+
+        A pure function of the state (after :meth:`_draw`): it returns the fields that change, by name,
+        and the flags of the deals that end here (``settled``, ``no_play``, ``throw_in``, ``deal_end``)
+        with the participants (``parts``) their settlement needs. ``compile`` fuses it.
+        """
+        n, N, T, H = self.num_players, self.num_cards, self.game.num_tricks, self.game.hand_size
         seat = self.to_act
         fs = self._row_n + seat  # flat index of (session, acting seat) in [B, n] tensors
         ph = self.phase
@@ -511,44 +591,46 @@ class BatchedMauscheln(VectorEnv):
         m_decl_pass = _mask(decl_pass)
         target = (MAUSCHLER & m_become) | (GOER & m_go_go) | (OUT & m_go_pass) | (DECLINED & m_decl_pass)
         changed = m_become | m_go_go | m_go_pass | m_decl_pass
-        self.roles.view(-1).index_add_(0, fs, (target - role) & changed)
-        mauschler = self.mauschler = _pick(m_become, seat, self.mauschler)
-        self.knocked = _pick(_mask(p_knock), KNOCK_NO - become.to(torch.int64), self.knocked)
-        self.dealer_blind &= ~no_knock
-        self.dead |= hand & m_go_pass
-        self.goers |= self._seat_bit.index_select(0, seat) & m_go_go
+        roles = self.roles.view(-1).index_add(0, fs, (target - role) & changed).view_as(self.roles)
+        mauschler = _pick(m_become, seat, self.mauschler)
+        knocked = _pick(_mask(p_knock), KNOCK_NO - become.to(torch.int64), self.knocked)
+        dealer_blind = self.dealer_blind & ~no_knock
+        dead = self.dead | (hand & m_go_pass)
+        goers = self.goers | (self._seat_bit.index_select(0, seat) & m_go_go)
         next_live = self._succ(seat, self.alive_bits)
         go_over = p_go & (next_live == mauschler)
-        no_play = go_over & (self.goers == 0)
+        no_play = go_over & (goers == 0)
         start_x = go_over & ~no_play
-        parts = self.participants
+        parts = goers | self._seat_bit.index_select(0, mauschler.clamp(min=0))
 
-        # Exchanging: a card marks it; "done" draws (Game._finish_exchange) on the few sessions concerned.
-        self.marked += mark
-        self.discards.view(-1).index_add_(0, fs, bit & m_mark)
-        self._draw(x_done.nonzero()[:, 0])
+        # Exchanging: a card marks it.
+        marked = self.marked + mark
+        discards = self.discards.view(-1).index_add(0, fs, bit & m_mark).view_as(self.discards)
 
         # Playing a card (Game._play).
         first = self.trick_count == 0
         m_lead = _mask(play & first)
-        self.led_suit = _pick(m_lead, self._suit_of.index_select(0, a.clamp(max=N)), self.led_suit)
+        led_suit = _pick(m_lead, self._suit_of.index_select(0, a.clamp(max=N)), self.led_suit)
         beaten = (self._beats.index_select(0, self.trump_suit * N + self.win_card) & bit) != 0
         m_take = _mask(play & (first | beaten))
-        self.win_card = _pick(m_take, a, self.win_card)
-        win_seat = self.win_seat = _pick(m_take, seat, self.win_seat)
+        win_card = _pick(m_take, a, self.win_card)
+        win_seat = _pick(m_take, seat, self.win_seat)
         done_tricks = self.tricks_done
-        self.trick_cards.view(-1).index_copy_(0, self._row_tc + _pick(m_play, done_tricks * n + seat, T * n), a)
-        self.trick_leader.view(-1).index_copy_(0, self._row_tl + _pick(m_lead, done_tricks, T), seat)
+        trick_cards = self.trick_cards.view(-1).index_copy(
+            0, self._row_tc + _pick(m_play, done_tricks * n + seat, T * n), a).view_as(self.trick_cards)
+        trick_leader = self.trick_leader.view(-1).index_copy(
+            0, self._row_tl + _pick(m_lead, done_tricks, T), seat).view_as(self.trick_leader)
         count = self.trick_count + play
         trick_full = play & (count == self._pop.index_select(0, parts))
-        self.tricks_won.view(-1).index_add_(0, self._row_n + win_seat, trick_full.to(torch.int64))
+        tricks_won = self.tricks_won.view(-1).index_add(
+            0, self._row_n + win_seat, trick_full.to(torch.int64)).view_as(self.tricks_won)
         m_full = _mask(trick_full)
-        self.trick_count = count & ~m_full
-        self.tricks_done = done_tricks + trick_full
-        settled = trick_full & (self.tricks_done == T)
+        tricks_done = done_tricks + trick_full
+        settled = trick_full & (tricks_done == T)
 
         # Cards leaving the acting hand: a marked or played card, a passer's dead hand.
-        self.hands.view(-1).index_add_(0, fs, -((bit & (m_mark | m_play)) | (hand & m_go_pass)))
+        hands = self.hands.view(-1).index_add(
+            0, fs, -((bit & (m_mark | m_play)) | (hand & m_go_pass))).view_as(self.hands)
 
         # Who acts next, in which phase.
         next_part = self._succ(seat, parts)
@@ -558,45 +640,30 @@ class BatchedMauscheln(VectorEnv):
         to_act = _pick(_mask(p_knock | p_decl | p_go), next_live, seat)
         to_act = _pick(m_start_x | m_x_over, mauschler, to_act)
         to_act = _pick(_mask(x_next), next_part, to_act)
-        to_act = self.to_act = _pick(m_play, _pick(m_full, win_seat, next_part), to_act)
+        to_act = _pick(m_play, _pick(m_full, win_seat, next_part), to_act)
         phase = _pick(m_become, GO_WITH, ph)
         phase = _pick(_mask(no_knock), DECLARE, phase)
         phase = _pick(m_start_x, EXCHANGE, phase)
-        self.phase = _pick(m_x_over, PLAY, phase)
+        phase = _pick(m_x_over, PLAY, phase)
 
         # Opening an exchange (Game._open_exchange); the knocking dealer looks at his hand.
         opened = start_x | x_next
-        knocker_opens = opened & (self.knocked == KNOCK_YES) & (to_act == self.dealer)
-        self.dealer_blind &= ~knocker_opens
+        knocker_opens = opened & (knocked == KNOCK_YES) & (to_act == self.dealer)
         m_open = _mask(opened)
-        self.marked &= ~m_open
-        self.xmin = _pick(m_open, knocker_opens.to(torch.int64), self.xmin)
-        self.xcap = _pick(m_open, (N - self.stock_pos + knocker_opens).clamp(max=H), self.xcap)
-        self.blind &= ~m_x_over  # every goer has exchanged: the knocker sees his blind cards
-
-        # Deals that ended: settlement, session end, auto-reset, the next deal.
         throw_in = decl_pass & (seat == self.dealer)
-        deal_end = settled | no_play | throw_in
-        ended = deal_end.nonzero()[:, 0]
-        rewards = torch.zeros(B, n, dtype=torch.float32, device=self.device)
-        kind = torch.zeros(B, dtype=torch.int64, device=self.device)
-        terminated = torch.zeros(B, dtype=torch.bool, device=self.device)
-        truncated = torch.zeros(B, dtype=torch.bool, device=self.device)
-        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": deal_end}
-        restart = ended[:0]
-        if ended.shape[0]:
-            restart = self._end_deals(ended, settled, no_play, throw_in, parts, rewards, kind, terminated, truncated)
-        final_chips = self.chips.index_select(0, restart)
-        if self.final_observations:
-            info["final_index"] = restart
-            info["final_obs"] = self._encode(self._seat_ar.repeat(restart.shape[0]), rows=restart.repeat_interleave(n)
-                                             ).view(restart.shape[0], n, self.obs_size)
-        if restart.shape[0]:
-            self._new_sessions(restart)
-        self._start_deal(ended)
-        info["final_chips"] = self.chips.clone().index_copy_(0, restart, final_chips)
-        obs, mask = self._outputs()
-        return VecStep(obs, mask, self.to_act.clone(), rewards, terminated, truncated, info)
+        return {
+            "roles": roles, "mauschler": mauschler, "knocked": knocked, "dead": dead, "goers": goers,
+            "discards": discards, "led_suit": led_suit, "win_card": win_card, "win_seat": win_seat,
+            "trick_cards": trick_cards, "trick_leader": trick_leader, "trick_count": count & ~m_full,
+            "tricks_done": tricks_done, "tricks_won": tricks_won, "hands": hands, "to_act": to_act, "phase": phase,
+            "dealer_blind": dealer_blind & ~knocker_opens,
+            "marked": marked & ~m_open,
+            "xmin": _pick(m_open, knocker_opens.to(torch.int64), self.xmin),
+            "xcap": _pick(m_open, (N - self.stock_pos + knocker_opens).clamp(max=H), self.xcap),
+            "blind": self.blind & ~m_x_over,  # every goer has exchanged: the knocker sees his blind cards
+            "settled": settled, "no_play": no_play, "throw_in": throw_in,
+            "deal_end": settled | no_play | throw_in, "parts": parts,
+        }
 
     def _draw(self, idx: torch.Tensor) -> None:
         """Finish the exchanges of sessions ``idx`` (their seat said ``done``): draw, record, reveal."""
@@ -718,18 +785,37 @@ class BatchedMauscheln(VectorEnv):
         because every other cell (numbers, card sets) is overwritten anyway.
         ``fresh`` (every reset) clears the whole buffer instead.
         """
-        mask = self._mask_t = self._legal_mask(out=self._mask_buf)
         if self.copy:
-            return self._encode(self.to_act, acting=True), mask.clone()
-        if self._obs_buf is None:
-            self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
-        if fresh or self._obs_ones is None:
-            self._obs_buf.zero_()
+            out = torch.zeros(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
         else:
-            self._obs_buf.view(-1).index_fill_(0, self._obs_ones, 0.0)
-        return self._encode(self.to_act, out=self._obs_buf, acting=True, cleared=True), mask
+            if self._obs_buf is None:
+                self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
+            out = self._obs_buf
+            if fresh or self._obs_ones is None:
+                out.zero_()
+            else:
+                out.view(-1).index_fill_(0, self._obs_ones.view(-1), 0.0)
+        mask, ones, numbers = self._acting_step(out)
+        out.view(-1).index_fill_(0, ones.view(-1), 1.0)
+        self._write_numbers(out, numbers)
+        self._obs_ones = None if self.copy else ones
+        mask = mask.view(torch.bool)  # compiled code makes uint8 (its bool stores are slow on the CPU)
+        if self._mask_buf is not None:
+            mask = self._mask_buf.copy_(mask)
+        self._mask_t = mask
+        return out, mask.clone() if self.copy else mask
 
-    def _legal_mask(self, out: torch.Tensor | None = None) -> torch.Tensor:
+    def _acting(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Legal mask and observation parts of every seat to act (``compile`` fuses this).
+
+        Writes the card sets into ``out`` (their cells are disjoint from the one-hots and numbers) and
+        returns the mask, the one-hot indices and the numbers (see :meth:`_encode_parts`).
+        """
+        ones, numbers, masks = self._encode_parts(self.to_act, None, False, True)
+        self._write_cards(out, masks)
+        return self._legal_mask(), ones, numbers
+
+    def _legal_mask(self) -> torch.Tensor:
         """``bool[B, A]``: the legal actions of the seat to act (``Game.legal_actions``)."""
         N, phase = self.num_cards, self.phase
         hand = self.hands.view(-1).index_select(0, self._row_n + self.to_act)
@@ -745,8 +831,9 @@ class BatchedMauscheln(VectorEnv):
         cards |= hand & _mask(exchanging & (self.marked < self.xcap))
         legal = cards | self._named_bits.index_select(0, phase) | (
             self._done_bit & _mask(exchanging & (self.marked >= self.xmin)))
-        mask = self._expand(legal[:, None], self._lut_b, self._shift_A, self.num_actions)[:, 0]
-        return mask.contiguous() if out is None else out.copy_(mask)
+        if torch.compiler.is_compiling():  # fused: the bits by shifting, as uint8 (the caller views it as bool)
+            return ((legal[:, None] >> self._action_ar) & 1).to(torch.uint8)
+        return self._expand(legal[:, None], self._lut_b, self._shift_A, self.num_actions)[:, 0].contiguous()
 
     def _expand(self, masks: torch.Tensor, lut: torch.Tensor, shifts: torch.Tensor, width: int) -> torch.Tensor:
         """Bit masks ``int64[M, K]`` -> ``[M, K, width]`` values (bit i -> position i) through a byte table."""
@@ -790,24 +877,45 @@ class BatchedMauscheln(VectorEnv):
             self._row_cache[key] = rows
         return rows
 
-    def _encode(self, me: torch.Tensor, rows: torch.Tensor | None = None, omniscient: bool = False,
-                out: torch.Tensor | None = None, acting: bool = False, cleared: bool = False) -> torch.Tensor:
-        """Observations of seats ``me`` (one per row) of sessions ``rows`` (default: every session in order).
+    def _encode(self, me: torch.Tensor, rows: torch.Tensor | None = None, omniscient: bool = False) -> torch.Tensor:
+        """Observations of seats ``me`` (one per row) of sessions ``rows`` (default: every session in order)."""
+        out = torch.zeros(me.shape[0], self._layout[omniscient]["size"], dtype=torch.float32, device=self.device)
+        ones, numbers, masks = self._encode_parts(me, rows, omniscient, False)
+        out.view(-1).index_fill_(0, ones.view(-1), 1.0)
+        self._write_numbers(out, numbers, omniscient)
+        self._write_cards(out, masks, omniscient)
+        return out
 
-        ``acting``: ``me`` is every session's seat to act and no session is over (a shortcut).
-        ``cleared``: ``out`` is the engine's own buffer, already zero in every one-hot cell; the flat
-        indices of the cells set here are kept in ``_obs_ones`` to clear them before the next step.
+    def _write_numbers(self, out: torch.Tensor, numbers: torch.Tensor, omniscient: bool = False) -> None:
+        """Chips, pot and progress, then tricks won (after the one-hots: the pot cell is their dummy cell)."""
+        n, lay = self.num_players, self._layout[omniscient]
+        o, w = lay["chips"], lay["won"]
+        out[:, o:o + n + 2] = numbers[:, :n + 2]
+        out[:, w:w + n] = numbers[:, n + 2:]
+
+    def _write_cards(self, out: torch.Tensor, masks: torch.Tensor, omniscient: bool = False) -> None:
+        """The card sets ``int64[M, K]`` (bit masks) as 0/1 floats into their cells of ``out``."""
+        M, K = masks.shape
+        N, o = self.num_cards, self._layout[omniscient]["cards"]
+        if torch.compiler.is_compiling():  # fused: the bits by shifting, straight into the output
+            cards = ((masks[:, :, None] >> self._card_ar) & 1).to(torch.float32)
+        else:  # eager: one lookup of 8 floats per byte beats shifting every bit
+            cards = self._expand(masks, self._lut_f, self._shift_N, N)
+        out[:, o:o + K * N].view(M, K, N).copy_(cards)
+
+    def _encode_parts(self, me: torch.Tensor, rows: torch.Tensor | None, omniscient: bool,
+                      acting: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """What an observation holds, as a pure function of the state.
+
+        Returns the flat indices of every one-hot 1 (``int64[M, W]``, laid out row by row, so that setting
+        and clearing them walks the buffer once), the numbers (``float32[M, 2n + 2]``: chips, pot, progress,
+        tricks won) and the card sets as bit masks (``int64[M, K]``).
         """
         def sel(t: torch.Tensor) -> torch.Tensor:
             return t if rows is None else t.index_select(0, rows)
 
-        lay = self._layout[omniscient]
         n, N, T = self.num_players, self.num_cards, self.game.num_tricks
         M = me.shape[0]
-        if out is None:
-            out = torch.zeros(M, lay["size"], dtype=torch.float32, device=self.device)
-        elif not cleared:
-            out.zero_()
         r = self._rows(omniscient, M)
         phase, dealer, holder, knocked = sel(self.phase), sel(self.dealer), sel(self.trump_holder), sel(self.knocked)
         me2 = me[:, None]
@@ -840,19 +948,12 @@ class BatchedMauscheln(VectorEnv):
         lead = torch.maximum(r["leader"] + rel(sel(self.trick_leader)[:, :T], me2), dummy2)
         played = sel(self.trick_cards)[:, :T * n].view(M, T, n)
         cards = torch.maximum(r["tcards"] + (rel(self._seat_ar, me2) * N)[:, None, :] + played, dummy2[:, :, None])
-        # Row by row (one [M, K] block), so that setting (and later clearing) them walks the buffer once.
-        ones = torch.cat([singles, live, roles, exchanged, lead, cards.view(M, T * n)], 1).view(-1)
-        out.view(-1).index_fill_(0, ones, 1.0)
-        if cleared:
-            self._obs_ones = ones
+        ones = torch.cat([singles, live, roles, exchanged, lead, cards.view(M, T * n)], 1)
         # Numbers (chips, pot, progress; tricks won), in float64 then rounded to float32 as the reference does.
         numbers = torch.cat([sel(self.chips).view(-1).index_select(0, rel_flat).view(M, n), sel(self.pot)[:, None],
                              sel(self.deals_settled)[:, None],
                              sel(self.tricks_won).view(-1).index_select(0, rel_flat).view(M, n)], 1)
         numbers = (numbers.to(torch.float64) * self._number_scale).to(torch.float32)
-        o, w = lay["chips"], lay["won"]
-        out[:, o:o + n + 2] = numbers[:, :n + 2]
-        out[:, w:w + n] = numbers[:, n + 2:]
         # Card sets, then the trump card.
         trump_bit = self._card_bit.index_select(0, sel(self.trump_card))[:, None]
         if omniscient:
@@ -868,7 +969,4 @@ class BatchedMauscheln(VectorEnv):
                 sel(self.drawn).view(-1).index_select(0, fs) & ~blind,
                 trump_bit[:, 0],
             ], 1)
-        K = masks.shape[1]
-        o = lay["cards"]
-        out[:, o:o + K * N].view(M, K, N).copy_(self._expand(masks, self._lut_f, self._shift_N, N))
-        return out
+        return ones, numbers, masks

@@ -416,7 +416,8 @@ class SubprocVectorEnv(VectorEnv):
     """
 
     def __init__(self, config: RuleConfig, num_envs: int, workers: int, seed: int | None = None, *,
-                 final_observations: bool = False, copy: bool = True, start_method: str = "spawn") -> None:
+                 final_observations: bool = False, copy: bool = True, compile: bool = False,
+                 start_method: str = "spawn") -> None:
         import torch.multiprocessing as mp
 
         from mauscheln_env.batched import check_supported
@@ -448,7 +449,7 @@ class SubprocVectorEnv(VectorEnv):
         for lo, hi, s in zip(self._starts, self._starts[1:], shard_seeds(seed, workers)):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_subproc_worker, daemon=True, name=f"mauscheln-worker-{lo}",
-                               args=(config.to_dict(), lo, hi, s, final_observations, self._buffers, child))
+                               args=(config.to_dict(), lo, hi, s, final_observations, compile, self._buffers, child))
             proc.start()
             child.close()
             self._conns.append(parent)
@@ -556,14 +557,16 @@ class SubprocVectorEnv(VectorEnv):
 
 
 def _subproc_worker(config_kwargs: dict[str, Any], lo: int, hi: int, seed: int | None, final_observations: bool,
-                    buffers: dict[str, torch.Tensor], conn: Any) -> None:
+                    compile: bool, buffers: dict[str, torch.Tensor], conn: Any) -> None:
     """A :class:`SubprocVectorEnv` worker: one batched engine over sessions ``lo:hi`` of the shared buffers."""
     from mauscheln_env.batched import BatchedMauscheln
     from mauscheln_env.config import make_config
 
     torch.set_num_threads(1)
     config = make_config(config_kwargs.pop("ruleset"), config_kwargs.pop("num_players"), **config_kwargs)
-    env = BatchedMauscheln(config, hi - lo, seed=seed, final_observations=final_observations)
+    # The parent validated the actions against the shared mask before sending "step".
+    env = BatchedMauscheln(config, hi - lo, seed=seed, final_observations=final_observations, validate=False,
+                           compile=compile)
     env.use_buffers(buffers["obs"][lo:hi], buffers["mask"][lo:hi])
     out = {key: buffers[key][lo:hi] for key in ("to_act", "rewards", "terminated", "truncated", "deal_kind",
                                                  "new_deal", "final_chips")}

@@ -78,7 +78,8 @@ def action_weights(game: Game, **named: float) -> torch.Tensor:
 
 
 def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict | None = None,
-                 deal_input: str = "spec", start_chips: bool = False, copy: bool = False) -> Counter:
+                 deal_input: str = "spec", start_chips: bool = False, copy: bool = False,
+                 compile: bool = False) -> Counter:
     """Step both engines in lockstep; return what happened (for coverage asserts).
 
     ``copy=False`` (the trainer's mode) checks the observations written incrementally into the engine's
@@ -87,7 +88,7 @@ def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict 
     game = Game(config)
     observer, state_observer = Observer(game), Observer(game, omniscient=True)
     n, N = game.n, game.num_cards
-    env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy)
+    env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy, compile=compile)
     np_rng = np.random.default_rng(seed)
     dealers = np_rng.integers(n, size=num_envs)
     probe = State(n, np_rng)
@@ -182,15 +183,13 @@ VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
-@pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7])
-def test_batched_engine_matches_reference_step_by_step(num_players, variant):
+def check_variant(num_players: int, variant: str, compile: bool = False) -> None:
     options, weights, deal_input, start_chips, copy = VARIANTS[variant]
     if options.get("knock"):
         options = {**options, "knock_min_rank": "T" if num_players <= 5 else "8"}
     config = make_config("mauscheln", num_players, **options)
     stats = run_lockstep(config, num_envs=128, steps=150, seed=1000 * num_players + len(variant), weights=weights,
-                         deal_input=deal_input, start_chips=start_chips, copy=copy)
+                         deal_input=deal_input, start_chips=start_chips, copy=copy, compile=compile)
     deals = stats["settled"] + stats["no_play"] + stats["throw_in"]
     assert deals >= 300 and stats["terminated"] + stats["truncated"] >= 40, stats  # thousands over the grid
     assert stats["settled"] and stats["no_play"] and stats["throw_in"], stats
@@ -200,6 +199,19 @@ def test_batched_engine_matches_reference_step_by_step(num_players, variant):
         assert stats["eliminations"], stats
     if variant == "throw_ins":
         assert stats["truncated"], stats
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7])
+def test_batched_engine_matches_reference_step_by_step(num_players, variant):
+    check_variant(num_players, variant)
+
+
+@pytest.mark.parametrize(("num_players", "variant"), [(3, "elimination"), (4, "default"), (5, "knock_sessions"),
+                                                      (6, "throw_ins"), (7, "knock_sessions")])
+def test_compiled_engine_matches_reference_step_by_step(num_players, variant):
+    """``compile=True`` (the step and observation kernels through torch.compile) is exact as well."""
+    check_variant(num_players, variant, compile=True)
 
 
 @pytest.mark.slow
@@ -320,6 +332,19 @@ def test_bad_config_and_device_are_refused():
         BatchedMauscheln(make_config("mauscheln", 4), 4, device="no_such_device")
     with pytest.raises(ConfigError, match="backend"):
         make_vector_env(make_config("mauscheln", 4), 4, backend="nope")
+    for flag in ("copy", "validate", "compile", "final_observations"):
+        with pytest.raises(ConfigError, match=f"{flag}='yes' is not allowed; allowed: True or False"):
+            BatchedMauscheln(make_config("mauscheln", 4), 4, **{flag: "yes"})
+
+
+@pytest.mark.filterwarnings("ignore:dynamo_pgo force disabled")
+def test_compile_failure_is_a_config_error():
+    import torch._inductor.config
+
+    env = BatchedMauscheln(make_config("mauscheln", 3), 37, seed=0, compile=True)  # a shape no other test compiles
+    with torch._inductor.config.patch({"cpp.cxx": ("/nonexistent/c++",), "force_disable_caches": True}):
+        with pytest.raises(ConfigError, match="torch.compile failed.*allowed: compile=False"):
+            env.reset(seed=0)
 
 
 def test_bad_reset_options_are_refused():
@@ -461,9 +486,10 @@ def test_cuda_matches_cpu_on_the_same_deals():
         live &= ~c.info["new_deal"]  # new deals come from each device's own generator
 
 
-def test_subproc_vector_env_is_its_shards_side_by_side():
+@pytest.mark.parametrize("compile", [False, True])
+def test_subproc_vector_env_is_its_shards_side_by_side(compile):
     config = make_config("mauscheln", 5, knock=True, max_deals=2)
-    with SubprocVectorEnv(config, 10, workers=2, seed=3, final_observations=True) as env:
+    with SubprocVectorEnv(config, 10, workers=2, seed=3, final_observations=True, compile=compile) as env:
         assert env.num_envs == 10 and env.obs_size == Observer(Game(config)).size
         left, right = (BatchedMauscheln(config, 5, seed=0, final_observations=True) for _ in range(2))
         s0, s1 = shard_seeds(7, 2)
