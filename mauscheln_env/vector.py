@@ -609,7 +609,9 @@ def make_vector_env(config: RuleConfig, num_envs: int, backend: str = "batched",
     """A :class:`VectorEnv` by name: ``"batched"`` (tensor engine, any device) or ``"reference"`` (Python loop, CPU).
 
     ``workers > 1`` (batched, CPU) splits the sessions over that many worker
-    processes (:class:`SubprocVectorEnv`).
+    processes (:class:`SubprocVectorEnv`). Other keywords go to the env
+    (e.g. ``copy=False``, ``final_observations=True``; ``compile=True`` for the
+    batched engine, see :class:`~mauscheln_env.batched.BatchedMauscheln`).
     """
     if backend == "batched":
         from mauscheln_env.batched import BatchedMauscheln

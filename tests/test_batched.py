@@ -469,13 +469,15 @@ def test_device_agnostic_code_path_on_cpu():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_cuda_matches_cpu_on_the_same_deals():
+@pytest.mark.parametrize("compile", [False, True])
+def test_cuda_matches_cpu_on_the_same_deals(compile):
     config = make_config("mauscheln", 5, knock=True, max_deals=3)
     B = 512
     gen = torch.Generator().manual_seed(0)
     options = {"deals": torch.stack([torch.randperm(32, generator=gen) for _ in range(B)]),
                "dealer": torch.randint(5, (B,), generator=gen)}
-    cpu, gpu = BatchedMauscheln(config, B, seed=0), BatchedMauscheln(config, B, device="cuda", seed=0)
+    cpu = BatchedMauscheln(config, B, seed=0)
+    gpu = BatchedMauscheln(config, B, device="cuda", seed=0, compile=compile)
     c, g = cpu.reset(options=options), gpu.reset(options=options)
     live = torch.ones(B, dtype=torch.bool)
     for _ in range(40):
