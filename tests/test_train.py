@@ -39,8 +39,9 @@ def test_ppo_selfplay_smoke_run(tmp_path):
 
 
 def test_batched_run_against_the_tensor_baselines(tmp_path):
-    """The batched backend plays `expert` and `random` opponents as tensor code, at every table size."""
-    proc = run_train("--run-dir", str(tmp_path / "run"), "--backend", "batched", "--num-envs", "32",
+    """The batched backend (compiled) plays `expert` and `random` opponents as tensor code."""
+    proc = run_train("--run-dir", str(tmp_path / "run"), "--backend", "batched", "--compile-env", "true",
+                     "--num-envs", "32",
                      "--total-decisions", "2048", "--self-play-prob", "0", "--baseline-opponents", "[expert, random]",
                      "--pool-size", "0", "--checkpoint-every", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -307,6 +308,7 @@ def test_the_shipped_policy_loads_by_name_and_beats_random():
     (["--hidden", "[a]"], "allowed: list[int]"),
     (["--finish-steps", "-5"], "finish_steps must be >= 0"),
     (["--baseline-prob", "1.5"], "baseline_prob must be in [0, 1]"),
+    (["--compile-env", "true", "--backend", "reference"], "compile_env needs backend='batched'"),
     (["--nonsense", "1"], "unrecognized arguments"),
 ])
 def test_bad_training_options_are_refused_with_what_is_allowed(tmp_path, flags, message):

@@ -85,6 +85,10 @@ class Args:
     """Settled deals per training session, so that the pot carried over is learned."""
     backend: str = "batched"
     """``batched`` (tensor engine) or ``reference`` (Python loop over the reference engine)."""
+    compile_env: bool = False
+    """``torch.compile`` the batched engine's kernels (``BatchedMauscheln(compile=True)``): the same results, about
+    1.8x the engine's speed on the CPU, 10-20 s to compile at the start; worth it where the engine, not the
+    network, limits the run."""
     device: str = "cpu"
     """Torch device for the environment and the network."""
     threads: int = 2
@@ -208,6 +212,7 @@ def make_args(values: dict[str, Any]) -> Args:
         (0 <= args.self_play_prob <= 1 and 0 <= args.baseline_prob <= 1,
          "self_play_prob and baseline_prob must be in [0, 1]"),
         (args.backend in ("batched", "reference"), "backend must be 'batched' or 'reference'"),
+        (args.backend == "batched" or not args.compile_env, "compile_env needs backend='batched'"),
         (args.pool_size >= 0 and args.pool_every >= 1, "pool_size must be >= 0 and pool_every >= 1"),
         (isinstance(args.rules, dict), "rules must be a mapping of rule options"),
     ]
@@ -365,7 +370,7 @@ def train(args: Args) -> dict[str, Any]:
     config = make_config(args.ruleset, args.num_players, max_deals=args.max_deals, **args.rules)
     game = Game(config)
     # The batched engine may hand out its internal buffers (copy=False): the rollout copies them into storage.
-    env_kwargs = {"copy": False} if args.backend == "batched" else {}
+    env_kwargs = {"copy": False, "compile": args.compile_env} if args.backend == "batched" else {}
     envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed, **env_kwargs)
     B, n, T = args.num_envs, envs.num_players, args.num_steps
     D, A = envs.obs_size, envs.num_actions
