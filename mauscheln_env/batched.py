@@ -433,11 +433,6 @@ class BatchedMauscheln(VectorEnv):
         """First seat of the seat mask ``seats`` after ``seat`` clockwise (``succ`` over the live seats)."""
         return self._next.index_select(0, (seat << self.num_players) + seats)
 
-    @property
-    def participants(self) -> torch.Tensor:
-        """Seat mask of the mauschler and the goers (meaningful from the exchange on)."""
-        return self.goers | self._seat_bit.index_select(0, self.mauschler.clamp(min=0))
-
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None, *,
               deals: Any = None) -> VecReset:
