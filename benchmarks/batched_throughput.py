@@ -6,8 +6,11 @@ a uniformly random legal action from the mask with torch
 observations and masks (computed every step, for every session). Deals/s counts
 ended deals (settled, nobody went with, or thrown in).
 
-    nice python benchmarks/batched_throughput.py --seconds 5 --players 4 \\
-        --device cpu --batch-sizes 256,1024,4096,16384,65536 --threads 2
+    python benchmarks/batched_throughput.py --seconds 5 --players 4 \\
+        --device cpu --batch-sizes 1024,4096,8192,16384,65536 --threads 2 --compile
+
+``--compile`` measures ``BatchedMauscheln(compile=True)`` (the step's kernels
+through ``torch.compile``; the first reset compiles, inside the warm-up).
 
 ``decisions/s`` is over the whole timed run; ``best window`` is the best of its
 0.5-second windows (on a shared machine it shows what the code does when it
