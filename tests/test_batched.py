@@ -188,8 +188,11 @@ def check_variant(num_players: int, variant: str, compile: bool = False) -> None
     if options.get("knock"):
         options = {**options, "knock_min_rank": "T" if num_players <= 5 else "8"}
     config = make_config("mauscheln", num_players, **options)
-    stats = run_lockstep(config, num_envs=128, steps=150, seed=1000 * num_players + len(variant), weights=weights,
-                         deal_input=deal_input, start_chips=start_chips, copy=copy, compile=compile)
+    # Past torch's recompile limit a compiled function would run eagerly without a word: make that fail here.
+    with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+        stats = run_lockstep(config, num_envs=128, steps=150, seed=1000 * num_players + len(variant),
+                             weights=weights, deal_input=deal_input, start_chips=start_chips, copy=copy,
+                             compile=compile)
     deals = stats["settled"] + stats["no_play"] + stats["throw_in"]
     assert deals >= 300 and stats["terminated"] + stats["truncated"] >= 40, stats  # thousands over the grid
     assert stats["settled"] and stats["no_play"] and stats["throw_in"], stats
