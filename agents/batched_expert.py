@@ -85,10 +85,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from mauscheln_env.config import MAUSCHELN
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.observation import Observer
+from mauscheln_env.rulesets.mauscheln import SPEC as MAUSCHELN
 
 UNSUPPORTED_OPTIONS = ("vierling", "belli", "weli")
 """Options of ruleset ``mauscheln`` that change the cards or the trick order; the batched expert refuses them."""
@@ -127,13 +127,15 @@ class BatchedExpert:
         self.obs_size = observer.size
         self._piece = {p.name: (observer.offsets[p.name], p.size) for p in observer.pieces}
         spec = game.spec
-        self._phase = {name: spec.phases.index(name) for name in ("knock", "declare", "go_with", "exchange", "play")}
-        self._role = {name: spec.roles.index(name) for name in ("undecided", "declined", "mauschler", "goer", "out")}
-        self._num_roles = len(spec.roles)
+        # Labels and scales from the observation schema's pieces (the layout's one source).
+        phases, roles = observer.by_name["phase"].codec.labels, observer.by_name["roles"].codec.labels
+        self._phase = {name: phases.index(name) for name in ("knock", "declare", "go_with", "exchange", "play")}
+        self._role = {name: roles.index(name) for name in ("undecided", "declined", "mauschler", "goer", "out")}
+        self._num_roles = len(roles)
         ids = game.action_ids
         self._knock, self._no_knock = ids["knock"], ids["no_knock"]
         self._mauscheln, self._pass, self._go, self._done = ids["mauscheln"], ids["pass"], ids["go"], ids["done"]
-        self._bankroll = float(game.config.bankroll)
+        self._bankroll = 1.0 / observer.by_name["pot"].codec.scales[0]  # the observation holds pot / bankroll
         self._stake = game.stake
         self._small_table = game.n <= 4
 

@@ -89,19 +89,26 @@ class Knowledge:
 
 
 class KnowledgeReader:
-    """Reads :class:`Knowledge` from ``(observation, info)`` for one game's layout."""
+    """Reads :class:`Knowledge` from ``(observation, info)`` for one game's layout.
+
+    Every fact comes from the observation schema's own decoders
+    (:meth:`mauscheln_env.observation.Observer.decode`), so this module knows
+    piece names, not offsets or encodings.
+    """
+
+    PIECES = ("phase", "to_act", "live", "hand", "own_discards", "own_drawn", "trump_card", "trump_taken_by",
+              "roles", "exchanged", "trick_cards", "trick_leader")
+    """The pieces every ruleset's observation has and :meth:`read` decodes (plus ``knock`` where present)."""
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self.observer = Observer(game)
         self._slices = {p.name: (self.observer.slice(p.name), p.shape) for p in self.observer.pieces}
         self._names = set(self._slices)
-        n = game.n
-        self._abs = [[(me + r) % n for r in range(n)] for me in range(n)]
-        missing = set(_PIECE_CODES) - self._names - _OPTIONAL_PIECES
+        missing = set(self.PIECES) - self._names
         if missing:
             raise ValueError(f"the observation of this ruleset lacks the pieces {sorted(missing)}")
-        self._decode = _decode_table(self.observer)
+        self._read = (*self.PIECES, "knock") if "knock" in self._names else self.PIECES
         spec = game.config.spec
         self._phases = tuple(spec.phases)  # the observation's phase one-hot follows the spec's order
         self._roles = tuple(Role[name.upper()] for name in spec.roles)
@@ -122,96 +129,37 @@ class KnowledgeReader:
         return mask
 
     def read(self, obs: np.ndarray, info: dict[str, Any], seat: int, action_mask: np.ndarray | None = None) -> Knowledge:
-        """Decode the nonzero entries of ``obs`` (one pass) and the exact chips from ``info``."""
+        """Decode the observation's pieces and the exact chips and pot from ``info``."""
         g = self.game
         n = g.n
-        T = g.num_tricks
-        absolute = self._abs[seat]  # relative -> absolute
-        phase = "over"
-        to_act = None
-        live = [False] * n
-        roles = [Role.UNDECIDED] * n
-        exchanged: list[int | None] = [None] * n
-        trump_holder = None
-        knocked = None
-        trick_cards: list[list[int | None]] = [[None] * n for _ in range(T)]
-        leaders: list[int | None] = [None] * T
-        hand = discards = drawn = 0
-        trump_card = -1
-        decode = self._decode
-        role_of = self._roles
-        for i in np.flatnonzero(obs).tolist():
-            code, a, b, c = decode[i]
-            if code == _TRICK:
-                trick_cards[a][absolute[b]] = c
-            elif code == _HAND:
-                hand |= 1 << a
-            elif code == _ROLES:
-                roles[absolute[a]] = role_of[b]
-            elif code == _EXCH:
-                exchanged[absolute[a]] = None if b == 0 else b - 1
-            elif code == _LIVE:
-                live[absolute[a]] = True
-            elif code == _LEADER:
-                leaders[a] = absolute[b]
-            elif code == _DISC:
-                discards |= 1 << a
-            elif code == _DRAWN:
-                drawn |= 1 << a
-            elif code == _PHASE:
-                phase = self._phases[a]
-            elif code == _TO_ACT:
-                to_act = absolute[a]
-            elif code == _TRUMP:
-                trump_card = a
-            elif code == _TAKEN:
-                trump_holder = absolute[a]
-            elif code == _KNOCK:
-                knocked = a == 0
+        v = self.observer.decode(obs, seat, self._read)
+        phase = v["phase"]
+        knock = v.get("knock")
+        roles = self._roles
+        trump_card = v["trump_card"]
         index = g.deck.index
         current = [(int(s), index[c]) for s, c in info.get("trick", [])]
         return Knowledge(
             seat=seat,
             n=n,
-            phase=phase,
-            to_act=to_act,
+            phase="over" if phase is None else self._phases[phase],
+            to_act=v["to_act"],
             dealer=int(info["dealer"]),
-            live=live,
-            hand=hand,
-            discards=discards,
-            drawn=drawn,
-            trump_card=trump_card,
-            trump_suit=g.deck.suit[trump_card],
-            trump_holder=trump_holder,
-            knocked=knocked,
-            roles=roles,
-            exchanged=exchanged,
-            trick_cards=trick_cards,
-            trick_leaders=leaders,
+            live=v["live"],
+            hand=v["hand"],
+            discards=v["own_discards"],
+            drawn=v["own_drawn"],
+            trump_card=-1 if trump_card is None else trump_card,
+            trump_suit=g.deck.suit[-1 if trump_card is None else trump_card],
+            trump_holder=v["trump_taken_by"],
+            knocked=None if knock is None else knock == 0,
+            roles=[Role.UNDECIDED if r is None else roles[r] for r in v["roles"]],
+            exchanged=[None if x is None or x == 0 else x - 1 for x in v["exchanged"]],
+            trick_cards=v["trick_cards"],
+            trick_leaders=v["trick_leader"],
             current_trick=current,
             tricks_won=[int(x) for x in info.get("tricks_won", [0] * n)],
             pot=int(info["pot"]),
             chips=[int(x) for x in info["chips"]],
             legal=[] if action_mask is None else np.flatnonzero(action_mask).tolist(),
         )
-
-
-_PIECE_CODES = {
-    "phase": 1, "to_act": 2, "live": 3, "hand": 4, "own_discards": 5, "own_drawn": 6, "trump_card": 7,
-    "trump_taken_by": 8, "knock": 9, "roles": 10, "exchanged": 11, "trick_cards": 12, "trick_leader": 13,
-}
-_OPTIONAL_PIECES = frozenset({"knock"})
-_PHASE, _TO_ACT, _LIVE, _HAND, _DISC, _DRAWN, _TRUMP, _TAKEN, _KNOCK, _ROLES, _EXCH, _TRICK, _LEADER = range(1, 14)
-
-
-def _decode_table(observer: Observer) -> list[tuple[int, int, int, int]]:
-    """Per observation index: (piece code, then the index inside the piece's shape, padded with 0)."""
-    table: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)] * observer.size
-    for p in observer.pieces:
-        code = _PIECE_CODES.get(p.name, 0)
-        off = observer.offsets[p.name]
-        for local in range(p.size):
-            idx = np.unravel_index(local, p.shape)
-            padded = [int(x) for x in idx] + [0] * (3 - len(idx))
-            table[off + local] = (code, *padded)
-    return table

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.views import EnvView
-from mauscheln_env.engine import ROLE_NAMES, DealResult, DealSpec, Game, Phase, Role, State
+from mauscheln_env.engine import ROLE_NAMES, DealKind, DealResult, DealSpec, Game, Phase, Role, State
 from mauscheln_env.errors import IllegalActionError
 
 ROLE_KEYS = ("mauschler", "goer", "out", "declined", "undecided", "eliminated")
@@ -59,7 +59,7 @@ def make_deal(game: Game, seed: int, index: int) -> tuple[int, DealSpec]:
     rng = np.random.default_rng([int(seed), int(index)])
     dealer = int(rng.integers(game.n))
     order = rng.permutation(game.num_cards).tolist()
-    return dealer, game.deal_from_deck(State(game.n, rng), order, dealer)
+    return dealer, game.deal_from_deck(order, dealer)
 
 
 def deal_to_codes(game: Game, dealer: int, spec: DealSpec) -> dict:
@@ -129,7 +129,7 @@ class MatchRunner:
         view.bind(state)
         record = SessionRecord(deltas=[0] * n)
         deal_number = 0
-        live = list(state.alive)  # seats dealt in to the current deal
+        live = list(state.session.alive)  # seats dealt in to the current deal
         self._reset_agents(agents, seed_for, deal_number)
         while state.phase is not Phase.OVER:
             view.refresh()
@@ -138,7 +138,7 @@ class MatchRunner:
             action = agents[seat].act(obs, mask, info)
             if on_decision is not None:
                 on_decision(state, seat, obs, mask, info, action)
-            before = list(state.roles)
+            before = list(state.deal.roles)
             try:
                 results = game.apply(state, action)
             except IllegalActionError as exc:
@@ -150,13 +150,13 @@ class MatchRunner:
                 continue
             for result in results:
                 record.deals += 1
-                record.settled += result.kind != "throw_in"
+                record.settled += result.kind is not DealKind.THROW_IN
                 for s in range(n):
                     record.deltas[s] += result.deltas[s]
                 record.roles.append(_final_roles(live, before, result))
                 if keep_results:
                     record.results.append(result)
-            live = list(state.alive)
+            live = list(state.session.alive)
             if state.phase is not Phase.OVER:
                 deal_number += 1
                 self._reset_agents(agents, seed_for, deal_number)
@@ -180,9 +180,9 @@ def _final_roles(live: list[bool], before: list[Role], result: DealResult) -> li
     for s, role in enumerate(before):
         if not live[s]:
             roles.append("eliminated")
-        elif result.kind == "throw_in":
+        elif result.kind is DealKind.THROW_IN:
             roles.append("declined")
-        elif result.kind == "no_play":
+        elif result.kind is DealKind.NO_PLAY:
             roles.append("mauschler" if s == result.mauschler else "out")
         else:
             roles.append(ROLE_NAMES[role])

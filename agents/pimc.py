@@ -73,30 +73,10 @@ _PHASE_OF = {
     "exchange": Phase.EXCHANGE,
     "play": Phase.PLAY,
 }
-_STATE_SLOTS = State.__slots__
 
 
 class Inconsistent(Exception):
     """A determinization (or the replay of the public history) contradicts what the seat knows."""
-
-
-def light_clone(state: State) -> State:
-    """A copy of ``state`` for search: every slot copied, every list one level deep.
-
-    Equivalent to ``Game.clone`` (a deep copy) for branching inside one deal:
-    the engine only ever mutates the state's top-level lists, and the objects
-    inside them (completed tricks, deal specs, results) are never changed after
-    they are stored. The random generator is shared, so a branch that starts a
-    new deal would advance it; the search stops at the end of the deal.
-    ``tests/test_agents_pimc.py`` checks the equivalence against ``Game.clone``.
-    """
-    new = object.__new__(State)
-    for name in _STATE_SLOTS:
-        value = getattr(state, name)
-        if type(value) is list:
-            value = value.copy()
-        setattr(new, name, value)
-    return new
 
 
 @dataclass
@@ -380,7 +360,7 @@ class PIMCAgent(Agent):
             return None
         if phase is Phase.EXCHANGE:
             if seat == k.seat:
-                marks = list(iter_bits(k.discards & ~state.discards[seat]))
+                marks = list(iter_bits(k.discards & ~state.deal.discards[seat]))
                 if k.exchanged[seat] is None:
                     return marks or None  # the marks made so far; then the current decision
                 return [*marks, g.DONE]
@@ -388,7 +368,7 @@ class PIMCAgent(Agent):
                 return None
             return [*discards[seat], g.DONE]
         if phase is Phase.PLAY:
-            t = len(state.tricks)
+            t = len(state.deal.tricks)
             if t >= len(k.trick_cards):
                 return None
             card = k.trick_cards[t][seat]
@@ -433,9 +413,9 @@ class PIMCAgent(Agent):
             seat = state.to_act
             phase = state.phase
             if phase is Phase.PLAY and not at_play:
-                at_play = {s: state.hands[s].bit_count() for s in range(g.n)}
+                at_play = {s: state.deal.hands[s].bit_count() for s in range(g.n)}
             if seat != me and phase is Phase.EXCHANGE and k.exchanged[seat] is not None:
-                marks = list(iter_bits(state.hands[seat]))[: k.exchanged[seat]]
+                marks = list(iter_bits(state.deal.hands[seat]))[: k.exchanged[seat]]
                 actions = [*marks, g.DONE]
             else:
                 actions = self._recorded(k, state, seat, {})
@@ -443,19 +423,18 @@ class PIMCAgent(Agent):
                 break
             if phase is Phase.PLAY:
                 card = actions[0]
-                state.hands[seat] = 1 << card
-                if seat != me and state.trick:
-                    out.exclusions[seat] |= self._excluded(state, seat, card)
-                state.hands[seat] = 1 << card
+                if seat != me and state.deal.trick:
+                    out.exclusions[seat] |= self._excluded(state, card)
+                state = g.with_hand(state, seat, 1 << card)  # the stand-in hand holds the card it played
                 self._apply(state, card)
                 continue
             if phase is Phase.GO_WITH and actions[0] == g.PASS and seat != me:
-                out.held[seat] = state.hands[seat].bit_count()
-            before = len(state.stock)
+                out.held[seat] = state.deal.hands[seat].bit_count()
+            before = len(state.deal.stock)
             for a in actions:
                 self._apply(state, a)
             if phase is Phase.EXCHANGE and actions[-1] == g.DONE:
-                out.exchange_order.append((seat, before - len(state.stock)))
+                out.exchange_order.append((seat, before - len(state.deal.stock)))
         if state.to_act != me or state.phase is not _PHASE_OF[k.phase]:
             raise Inconsistent("the replay stopped at another seat's decision")
         for s in range(g.n):
@@ -464,19 +443,16 @@ class PIMCAgent(Agent):
             if at_play:
                 out.held[s] = at_play.get(s, 0) - k.played_by(s).bit_count()
             else:
-                out.held[s] = state.hands[s].bit_count()
+                out.held[s] = state.deal.hands[s].bit_count()
         return out
 
-    def _excluded(self, state: State, seat: int, card: int) -> int:
-        """Cards that, held beside ``card``, would have made ``card`` illegal for ``seat`` here."""
+    def _excluded(self, state: State, card: int) -> int:
+        """Cards that, held beside ``card``, would have made ``card`` illegal for the seat to act here."""
         g = self._sgame
         bit = 1 << card
         excluded = 0
         for c in range(g.num_cards):
-            if c == card:
-                continue
-            state.hands[seat] = bit | (1 << c)
-            if not (g.legal_play_mask(state) & bit):
+            if c != card and not g.legal_play_mask(state, hand=bit | (1 << c)) & bit:
                 excluded |= 1 << c
         return excluded
 
@@ -493,23 +469,9 @@ class PIMCAgent(Agent):
         return (k.hand | k.played_by(k.seat) | k.discards) & ~k.drawn
 
     def _new_state(self, k: Knowledge, spec: DealSpec, rng: np.random.Generator) -> State:
-        """A one-deal session with the deal ``spec``, the real dealer, chips and pot."""
-        g = self._sgame
-        if all(k.live):
-            state = g.new_session(rng, dealer=k.dealer, deal=spec)
-        else:
-            # Seats out of the session are not dealt in; new_session knows no such seats,
-            # so the session is built as new_session builds it, with those seats marked.
-            state = State(g.n, rng)
-            state.chips = list(k.chips)
-            state.alive = list(k.live)
-            state.dealer = k.dealer
-            g._start_deal(state, spec)
-        state.chips = list(k.chips)
-        state.pot = k.pot
-        state.total = sum(k.chips) + k.pot
-        state.deal_start_chips = list(k.chips)
-        return state
+        """A one-deal session with the deal ``spec``, the real dealer, live seats, chips and pot (stakes paid)."""
+        return self._sgame.new_session(rng, dealer=k.dealer, chips=k.chips, pot=k.pot, alive=k.live, deal=spec,
+                                       ante=False)
 
     # ------------------------------------------------------------------ sampling
     def _sample(self, k: Knowledge, st: _Structure) -> tuple[State, float]:
@@ -661,7 +623,7 @@ class PIMCAgent(Agent):
             obs, mask, info = view.seat_view(seat)
             return 1.0 - eps if model.act(obs, mask, info) == actions[0] else eps
         # Exchange: compare the number of cards the model would throw with the count thrown.
-        probe = light_clone(state)
+        probe = g.clone(state, rng=state.rng)
         view.bind(probe)
         marks = 0
         while probe.to_act == seat and probe.phase is Phase.EXCHANGE:
@@ -683,7 +645,7 @@ class PIMCAgent(Agent):
         """
         g = self._sgame
         me = self.seat
-        child = light_clone(state)
+        child = g.clone(state, rng=state.rng)
         for action in option:
             try:
                 results = g.apply(child, action)
@@ -716,8 +678,8 @@ class PIMCAgent(Agent):
         """Exact max^n value (chip results by seat) of the remaining tricks; every card is known."""
         g = self._sgame
         key = None
-        if not state.trick:
-            key = (tuple(state.hands), state.to_act, tuple(state.tricks_won))
+        if not state.deal.trick:
+            key = (tuple(state.deal.hands), state.to_act, tuple(state.deal.tricks_won))
             hit = memo.get(key)
             if hit is not None:
                 return hit
@@ -726,7 +688,7 @@ class PIMCAgent(Agent):
         legal = g.legal_actions(state)
         last = len(legal) - 1
         for i, a in enumerate(legal):
-            child = state if i == last else light_clone(state)  # the last branch may use the node itself
+            child = state if i == last else g.clone(state, rng=state.rng)  # the last branch may use the node itself
             results = g.apply(child, a)
             value = results[0].deltas if results else self._maxn(child, memo)
             if best is None or value[seat] > best[seat]:

@@ -74,26 +74,26 @@ class TerminalTable:
     def show_table(self, state: State, info: dict) -> None:
         g = self.game
         deck = g.deck
-        trump = state.trump_card
+        trump = state.deal.trump_card
         suit = deck.codes[trump][1]
         phase = info["phase"]
         self.say("")
-        self.say(f"== deal {state.deals_started} | {phase} | dealer: {self.who(state.dealer)} | pot {info['pot']} ==")
-        taken = "" if state.trump_holder is None else f", taken by {self.who(state.trump_holder)}"
+        self.say(f"== deal {state.session.deals_started} | {phase} | dealer: {self.who(state.session.dealer)} | pot {info['pot']} ==")
+        taken = "" if state.deal.trump_holder is None else f", taken by {self.who(state.deal.trump_holder)}"
         self.say(f"   trump card {self.card(trump)}{taken}: {SUIT_NAMES[suit]} {SUIT_SYMBOLS[suit]} are trump")
         points = "scores" in info  # muschka counts a score down instead of chips
         purse = info["scores"] if points else info["chips"]
         self.say(f"   {'seat':<4} {'player':<22} {'score' if points else 'chips':>5}  {'role':<10} {'tricks':>6} {'exch':>4}")
         for s in range(g.n):
             mark = ">" if s == state.to_act else " "
-            x = state.exchanged[s]
+            x = state.deal.exchanged[s]
             player = self.name if s == self.human else self.bots[s].label()
             self.say(f" {mark} {s:<4} {player:<22} {purse[s]:>5}  {info['roles'][s]:<10} "
-                     f"{info['tricks_won'][s]:>6} {'-' if x is None else x:>4}" + ("  (dealer)" if s == state.dealer else ""))
+                     f"{info['tricks_won'][s]:>6} {'-' if x is None else x:>4}" + ("  (dealer)" if s == state.session.dealer else ""))
         if info["trick"]:
             self.say("   trick so far: " + ", ".join(f"seat {s} {self.card(deck.index[c])}" for s, c in info["trick"]))
         hand = [deck.index[c] for c in info["hand"]]
-        marked = state.discards[self.human]  # the human's own discards (part of the own observation)
+        marked = state.deal.discards[self.human]  # the human's own discards (part of the own observation)
         if hand:
             shown = " ".join(self.card(c) for c in hand)
         else:
@@ -167,8 +167,8 @@ class TerminalTable:
             seat = state.to_act
             obs, mask, info = view.seat_view(seat)
             phase = state.phase
-            before = {"marked": state.discards[seat], "trick": list(state.trick),
-                      "tricks_won": list(state.tricks_won)}
+            before = {"marked": state.deal.discards[seat], "trick": list(state.deal.trick),
+                      "tricks_won": list(state.deal.tricks_won)}
             if seat == self.human:
                 action = self.ask(state, obs, mask, info)
             else:
@@ -188,10 +188,10 @@ class TerminalTable:
                     for s, bot in self.bots.items():
                         bot.reset(agent_seed(seed, deal_no, s))
         self.say("")
-        points = g.config.spec.scoring == "points"
+        points = not g.scoring.uses_chips
         self.say("session over. " + ("rewards (score decreases):" if points else "chips won or lost:"))
         for s in range(g.n):
-            now = f"score {state.scores[s]}" if points else f"{state.chips[s]} chips"
+            now = f"score {state.session.scores[s]}" if points else f"{state.session.chips[s]} chips"
             self.say(f"  {self.who(s)}: {totals[s]:+d}  (now {now}, {role_name(state, s)})")
         return totals
 
@@ -210,7 +210,7 @@ class TerminalTable:
         if phase is Phase.PLAY:
             self.say(f"{self.who(seat)} plays {self.card(action)}")
             trick = [*before["trick"], (seat, action)]
-            won = results[0].tricks if results else after_state.tricks_won
+            won = results[0].tricks if results else after_state.deal.tricks_won
             gained = [s for s in range(g.n) if won[s] > before["tricks_won"][s]]
             if gained:
                 self.say("   trick: " + ", ".join(f"seat {s} {self.card(c)}" for s, c in trick)

@@ -137,8 +137,8 @@ class SingleAgentEnv(gym.Env):
             state = env.engine_state
             if state.over:
                 self._mask[:] = 0
-                return reward, not state.truncated, state.truncated
-            if not state.alive[self.seat]:
+                return reward, not state.session.truncated, state.session.truncated
+            if not state.session.alive[self.seat]:
                 self._mask[:] = 0
                 return reward, True, False
             agent = env.agent_selection

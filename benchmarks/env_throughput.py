@@ -51,7 +51,7 @@ def measure(make_env: Callable[[], object], seconds: float, count_deals: bool = 
             u = (u + 1) & 0xFFFF
             decisions += 1
         if count_deals:
-            deals += len(env.unwrapped.engine_state.results)
+            deals += len(env.unwrapped.engine_state.session.results)
         else:
             deals += 1
     elapsed = time.perf_counter() - start

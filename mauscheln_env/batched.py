@@ -11,7 +11,7 @@ over sessions), so the same code serves a trainer on CPU and on GPU.
 
 Supported: ruleset ``mauscheln`` (RULES.md §2.1) at 3-7 players with the
 options ``knock``, ``knock_min_rank``, ``stake``, ``bankroll``, ``max_deals``,
-``max_throw_ins`` and ``deck_size``. Anything else (another ruleset, or an
+``max_throw_ins``, ``max_session_deals`` and ``deck_size``. Anything else (another ruleset, or an
 option such as ``vierling``, ``belli`` or ``weli`` away from its default)
 raises :class:`~mauscheln_env.errors.ConfigError` naming what is supported;
 rulesets are added to :data:`SUPPORTED` one at a time.
@@ -116,10 +116,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from mauscheln_env.config import MAUSCHELN, RuleConfig, RulesetSpec
+from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game, Phase, Role
 from mauscheln_env.errors import ConfigError, IllegalActionError, MauschelnError
 from mauscheln_env.observation import Observer
+from mauscheln_env.rulesets.base import RulesetSpec
+from mauscheln_env.rulesets.mauscheln import SPEC as MAUSCHELN
 from mauscheln_env.vector import (
     DEAL_NO_PLAY,
     DEAL_SETTLED,
@@ -150,7 +152,8 @@ _ROLES = (UNDECIDED, DECLINED, MAUSCHLER, GOER, OUT)
 SUPPORTED: dict[str, tuple[RulesetSpec, frozenset[str]]] = {
     "mauscheln": (
         MAUSCHELN,
-        frozenset({"stake", "bankroll", "deck_size", "knock", "knock_min_rank", "max_deals", "max_throw_ins"}),
+        frozenset({"stake", "bankroll", "deck_size", "knock", "knock_min_rank", "max_deals", "max_throw_ins",
+                   "max_session_deals"}),
     ),
 }
 """Ruleset name -> (the rules spec this engine mirrors, the options it implements)."""
@@ -306,7 +309,8 @@ class BatchedMauscheln(VectorEnv):
             raise ConfigError("the batched engine supports plain suit trumps only (no permanent trumps)")
         self._beats = self._long([b for t in g.tables for b in t.beats])  # beats[trump_suit * N + winning card]
         self._knock_ok = torch.tensor(
-            [bool(g.knock_option) and g.rank_pos[c] <= g.knock_max_pos for c in range(N)], device=dev
+            [bool(g.options.knock) and g.rank_pos[c] <= g.spec.rank_order.index(g.options.knock_min_rank)
+             for c in range(N)], device=dev
         )
         # Seat tables over n-bit seat masks.
         S = 1 << n
@@ -328,7 +332,7 @@ class BatchedMauscheln(VectorEnv):
         dealt = np.zeros(n + 1, dtype=np.int64)
         for L in range(1, n + 1):
             p = 0
-            for step in g.config.spec.deal_pattern:
+            for step in g.deal_pattern:
                 if step == "T":
                     slot[L, p] = n
                     trump_pos[L] = p
@@ -360,12 +364,10 @@ class BatchedMauscheln(VectorEnv):
         self._action_ar = self._long(range(A))
         self._shift_A = 8 * self._long(range((A + 7) // 8))
         # Observation layouts and scales (as Observer computes them, in float64).
-        self._chip_scale = 1.0 / self.config.bankroll
-        self._inv_tricks = 1.0 / g.num_tricks
-        md = self.config.max_deals
-        self._progress_scale = 0.0 if md is None else 1.0 / md
-        self._number_scale = torch.tensor([self._chip_scale] * (n + 1) + [self._progress_scale]
-                                          + [self._inv_tricks] * n, dtype=torch.float64, device=dev)
+        pieces = self.observer.by_name  # the scales of the schema's codecs: chips, pot, progress, tricks won
+        self._number_scale = torch.tensor(
+            [pieces["chips"].codec.scale] * n + [pieces["pot"].codec.scales[0], pieces["progress"].codec.scales[0]]
+            + [pieces["tricks_won"].codec.scale] * n, dtype=torch.float64, device=dev)
         self._layout = {False: self._layout_for(self.observer), True: self._layout_for(self.state_observer)}
         self._row_cache: dict[tuple[bool, int], dict[str, torch.Tensor]] = {}
         self._rows(False, B)  # filled here, so that compiled code only reads the cache
@@ -385,12 +387,12 @@ class BatchedMauscheln(VectorEnv):
         i = names.index(cards[0])
         if names[i:i + len(cards) + 1] != [*cards, "trump_card"]:
             raise RuntimeError(f"the observation layout changed: {cards} and trump_card must be adjacent")
-        # The one-hots index phases and roles by their enum values; where the spec names its own order
-        # (a ruleset's ``phases`` / ``roles``), it must agree with those values.
-        for attr, values, enum in (("phases", _PHASES, Phase), ("roles", _ROLES, Role)):
-            order = getattr(g.config.spec, attr, None)
-            if order is not None and tuple(order[:len(values)]) != tuple(enum(v).name.lower() for v in values):
-                raise RuntimeError(f"the observation's {attr} one-hot order {order} is not the engine's enum order")
+        # The one-hots index phases and roles by their enum values: the labels of the pieces' codecs
+        # (the schema's order) must agree with those values.
+        for name, values, enum in (("phase", _PHASES, Phase), ("roles", _ROLES, Role)):
+            order = observer.by_name[name].codec.labels
+            if tuple(order[:len(values)]) != tuple(enum(v).name.lower() for v in values):
+                raise RuntimeError(f"the observation's {name} one-hot order {order} is not the engine's enum order")
         if shapes["phase"][0] < len(_PHASES) or shapes["roles"][1] < len(_ROLES):
             raise RuntimeError("the observation layout changed: phase or roles one-hot too small")
         seats = self._seat_ar
@@ -717,7 +719,7 @@ class BatchedMauscheln(VectorEnv):
         done = self._pop.index_select(0, alive) < 3
         if cfg.max_deals is not None:
             done |= deals >= cfg.max_deals
-        cut = ~done & (streak >= cfg.max_throw_ins)
+        cut = ~done & ((streak >= cfg.max_throw_ins) | (deals >= cfg.max_session_deals))
         terminated.index_copy_(0, idx, done)
         truncated.index_copy_(0, idx, cut)
         over = done | cut

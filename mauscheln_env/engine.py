@@ -1,36 +1,58 @@
-"""The pure reference engine: state, legal actions, transitions, settlement.
+"""The pure reference engine core: session, deal, the decision cursor, and the primitives every ruleset uses.
 
-The engine knows nothing of gymnasium, PettingZoo, tensors or rendering. A
-:class:`Game` holds the static tables of one :class:`~mauscheln_env.config.RuleConfig`;
-a :class:`State` holds one session (a sequence of deals with the pot carried
-over). ``Game.legal_actions(state)`` and ``Game.apply(state, action)`` are the
-whole interface a player needs; ``Game.check_invariants(state)`` checks card,
-chip and score conservation and is called by the tests after every step.
+The engine knows nothing of gymnasium, PettingZoo, tensors or rendering, and it
+names no ruleset. A :class:`Game` holds the static tables of one
+:class:`~mauscheln_env.config.RuleConfig` and the ruleset's **rule objects**
+(``config.spec.rules(game)``, defined in ``mauscheln_env/rulesets/<name>.py``);
+a :class:`State` holds one session: the :class:`Session` (chips, pot, reserve,
+escrow, scores, dealer, live seats, history) and the current :class:`Deal`
+(hands, stock, trump card, roles, tricks, the exchange cursor), plus the
+decision cursor (``phase``, ``to_act`` and the queue of seats still to be asked).
 
-One state machine serves every ruleset of RULES.md. The ruleset's spec selects
-the pieces: the bidding style (declare and go with; Mousel's in/out; Mouche's
-stay/pass/exchange), the scoring (a bete per missing trick; a flat bete; the
-mouche; Muschka's points), the trick profile and the stock-shortage policy.
-Options (knock, Vierling, Belli, Weli, compulsions, cap, pushing, queue,
-Pamphile, Béatrix, ...) switch single steps on.
+``Game.legal_actions(state)`` and ``Game.apply(state, action)`` are the whole
+interface a player needs; ``Game.check_invariants(state)`` checks card, chip
+and score conservation and is called by the tests after every step.
 
-Chance is explicit and seeded: every shuffle draws from ``state.rng`` (a
-``numpy.random.Generator``), and every deal is recorded as a :class:`DealSpec`,
-so a session is replayable from its deals and its action history.
+## How a deal is played
+
+A ruleset's deal procedure is its tuple of :class:`Stage` objects, in the
+order of its section of RULES.md (``Game.stages``). The engine enters the
+stages one after the other: a stage either finishes at once (an ante, the
+deal itself, a check), asks the seats a decision (it sets ``state.phase`` and
+the queue with :meth:`Game.ask` and handles the answers in :meth:`Stage.act`,
+calling :meth:`Game.proceed` when it is done), or ends the deal with a
+settlement (:meth:`Game.finish`, :meth:`Game.throw_in`), after which the next
+deal starts at its first stage. The core provides the stages every ruleset
+shares: :class:`Ante`, :class:`DealCards`, :class:`Exchange`, :class:`Play`
+and :class:`Settle`, and the exchange and trick decisions themselves
+(``Phase.EXCHANGE``, ``Phase.PLAY``).
+
+## Chance
+
+Every random number is drawn from ``state.rng`` (a ``numpy.random.Generator``
+by default): ``state.rng.permutation(k)`` for a deck order, the remaining
+cards of a partly fixed deal and a reshuffle, and, only in :meth:`Game.new_session`
+when no dealer is given, ``state.rng.integers(n)`` for the first dealer.
+Nothing else. This is the engine's chance hook: an object with those two
+methods may stand in for the generator (the OpenSpiel adapter uses it to make
+every shuffle an explicit chance node). Every deal is recorded as a
+:class:`DealSpec`, so a session is replayable from its deals and its action
+history.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
+from typing import Any
 
 import numpy as np
 
-from mauscheln_env.cards import SUITS, Deck, iter_bits
-from mauscheln_env.config import RuleConfig
+from mauscheln_env.cards import Deck, iter_bits
 from mauscheln_env.errors import DealError, IllegalActionError, SessionOverError
-from mauscheln_env.tricks import TrumpTables, build_trump_tables, legal_follow
+from mauscheln_env.tricks import TrickProfile, TrumpTables, build_trump_tables, legal_follow
 
 
 class Phase(IntEnum):
@@ -67,21 +89,57 @@ class Role(IntEnum):
     EXCHANGED = 8  # mouche, muschka: exchanged and plays
 
 
+class Bidding(Enum):
+    """How seats bid (RULES.md §2); a ruleset's spec names one, its rule objects implement it."""
+
+    DECLARE = "declare"
+    """Declare, then go with the declarer (mauscheln, mauscheln_classic)."""
+    MOUSEL = "mousel"
+    """In or out, a committed player (mousel)."""
+    DECIDE = "decide"
+    """Stay, pass or exchange, one decision per seat (mouche, muschka)."""
+
+
+class Scoring(Enum):
+    """How a deal is settled (RULES.md §3)."""
+
+    PER_TRICK = "per_trick"
+    """A bête of the pot per missing trick (§3.1)."""
+    FLAT = "flat"
+    """One bête of the pot for missing the requirement (§3.1, Mousel)."""
+    MOUCHE = "mouche"
+    """The mouche: a flush takes the pot, a seat without a trick pays it (§3.3)."""
+    POINTS = "points"
+    """Muschka's points, from 25 down to exactly 0 (§3.4); no chips."""
+
+
+class StockPolicy(Enum):
+    """What happens when the stock runs short in an exchange (RULES.md §1.7)."""
+
+    CAP = "CAP"
+    RESHUFFLE = "RESHUFFLE"
+    RESHUFFLE_TRUMP = "RESHUFFLE_TRUMP"
+
+
+class DealKind(str, Enum):
+    """How a deal ended. A ``str`` enum: ``DealKind.SETTLED == "settled"``."""
+
+    SETTLED = "settled"
+    """Tricks were played."""
+    NO_PLAY = "no_play"
+    """One seat took the pot (or, in Muschka, was credited with every trick) without play."""
+    MOUCHE = "mouche"
+    """A mouche hand won."""
+    THROW_IN = "throw_in"
+    """Nobody declared (a throw-in, a pass round): the pot stays."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 ROLE_NAMES = {r: r.name.lower() for r in Role}
 PHASE_NAMES = {p: p.name.lower() for p in Phase}
 PLAYING_ROLES = frozenset({Role.MAUSCHLER, Role.GOER, Role.IN, Role.COMMITTED, Role.STAYED, Role.EXCHANGED})
-POINTS = {"A": 10, "K": 10, "Q": 10, "J": 10, "T": 10}
-"""Mouche hand points: A, K, Q, J (and the ten, by pip value) count 10, others their pip value."""
-
-
-class XKind(IntEnum):
-    """What a seat's exchange does at ``done``."""
-
-    NORMAL = 0  # draw |D| from the stock
-    MODERN_KNOCK = 1  # take the trump card plus |D|-1 blind cards (RULES.md §2.2)
-    CLASSIC_BLIND = 2  # classic 4b: draw |D| blind
-    CLASSIC_FINAL = 3  # classic 4d / forced knock: discard exactly 1, take the trump card
-    DECIDE = 4  # mouche, muschka: an exchange chosen while deciding; back to deciding after
 
 
 @dataclass(frozen=True)
@@ -100,13 +158,11 @@ class DealSpec:
 class DealResult:
     """How a deal ended and what it paid.
 
-    ``kind``: ``settled`` (tricks were played), ``no_play`` (one seat took the
-    pot without play), ``mouche`` (a mouche hand won), ``throw_in`` (nobody
-    declared; a pass round). ``deltas`` are the rewards by seat over the whole
-    deal: chip changes (ante included) or, in muschka, the decrease of the score.
+    ``deltas`` are the rewards by seat over the whole deal: chip changes (ante
+    included) or, in muschka, the decrease of the score.
     """
 
-    kind: str
+    kind: DealKind
     dealer: int
     pot_before: int
     """The pot P when settlement started (after the ante)."""
@@ -120,179 +176,476 @@ class DealResult:
     scores: list[int] | None = None
 
 
-class State:
-    """One session. Mutable; use :meth:`Game.clone` to branch.
+_SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _copy_slots(obj: Any) -> Any:
+    """A copy of a slotted object with every list copied one level deep (tuples and ints are shared)."""
+    cls = type(obj)
+    names = _SLOT_NAMES.get(cls)
+    if names is None:
+        names = _SLOT_NAMES[cls] = tuple(
+            n for klass in reversed(cls.__mro__) for n in getattr(klass, "__slots__", ()) if n != "__weakref__"
+        )
+    new = object.__new__(cls)
+    for name in names:
+        value = getattr(obj, name)
+        if type(value) is list:
+            value = value.copy()
+        setattr(new, name, value)
+    return new
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    """What carries over from deal to deal: the money, the scores, the dealer, the record."""
+
+    n: int
+    rng: Any
+    """The random generator (see "Chance" in the module docstring)."""
+    chips: list[int]
+    pot: int = 0
+    reserve: int = 0
+    """The classic pot cap's reserve (RULES.md §3.2)."""
+    escrow: list[int] = field(default_factory=list)
+    """The Mouche queue: payments waiting to enter the pot, oldest first (§2.6)."""
+    scores: list[int] = field(default_factory=list)
+    """Muschka's points by seat (empty in the chip rulesets)."""
+    start_scores: list[int] = field(default_factory=list)
+    total: int = 0
+    """chips + pot + reserve + escrow, constant through the session."""
+    alive: list[bool] = field(default_factory=list)
+    dealer: int = 0
+    deals_settled: int = 0
+    deals_started: int = 0
+    throw_in_streak: int = 0
+    truncated: bool = False
+    history: list[int] = field(default_factory=list)
+    """Every action applied, in order."""
+    deals: list[DealSpec] = field(default_factory=list)
+    results: list[DealResult] = field(default_factory=list)
+
+    def copy(self, rng: Any) -> Session:
+        new = _copy_slots(self)
+        new.rng = rng
+        return new
+
+
+@dataclass(slots=True, eq=False)
+class Deal:
+    """The current deal: cards, decisions, tricks. A ruleset may extend it with fields of its own.
 
     Card sets are bit masks over the deck. The stock is a list with its top
-    card at the **end** (so drawing is ``pop()``).
+    card at the **end** (so drawing is ``pop()``). A new deal is a new object
+    (:meth:`Game.start_deal`); nothing of the previous deal survives in it.
     """
 
-    __slots__ = (
-        "n", "rng", "chips", "pot", "total", "alive", "dealer", "deals_settled", "deals_started",
-        "throw_in_streak", "phase", "to_act", "queue", "qpos", "hands", "seen", "blind",
-        "discards", "drawn", "dead", "discard_pile", "stock", "trump_card", "trump_suit",
-        "trump_holder", "tables", "knocked", "roles", "mauschler", "exchanged", "marked",
-        "xcap", "xmin", "participants", "next_player", "trick", "tricks", "leader", "win_seat",
-        "win_card", "led_suit", "tricks_won", "deal_start_chips", "deal_start_pot", "truncated",
-        "history", "deals", "results",
-        # rule family
-        "reserve", "escrow", "scores", "start_scores", "trump_face_up", "revealed", "belli_owed",
-        "pushes", "offer_seat", "new_pot", "xkinds", "dealt", "swapped", "announced",
-        "as_holder", "trick_locked", "rounds_target", "pot_was_empty", "announce_asked", "pending_deal", "undealt",
-    )
+    n: int
+    start_chips: list[int]
+    """Chips by seat when this deal started (before the ante)."""
+    stage: int = -1
+    """Index of the stage of the deal procedure the deal is in (``Game.stages``)."""
+    given: DealSpec | None = None
+    """The cards fixed for this deal by the caller (``reset(options={"deal": ...})``), dealt when it is dealt."""
+    undealt: bool = True
+    """True until the cards are dealt (e.g. during the classic offer to deal or push)."""
+    stakes_paid: bool = False
+    """The stakes of this deal were paid before it was built (``new_session(..., ante=False)``): the stake
+    stages pay nothing."""
+    hands: list[int] = field(default_factory=list)
+    seen: list[bool] = field(default_factory=list)
+    """False while a seat has not looked at its hand (the dealer's blind knock)."""
+    blind: list[int] = field(default_factory=list)
+    """Cards in a seat's hand that it has not seen (drawn blind after a knock)."""
+    discards: list[int] = field(default_factory=list)
+    drawn: list[int] = field(default_factory=list)
+    dead: int = 0
+    """Hands of seats that passed."""
+    discard_pile: int = 0
+    stock: list[int] = field(default_factory=list)
+    trump_card: int = 0
+    trump_suit: int = 0
+    tables: TrumpTables | None = None
+    trump_face_up: bool = False
+    trump_holder: int | None = None
+    knocked: bool | None = None
+    """The dealer's blind knock: None before (or without) the decision."""
+    roles: list[Role] = field(default_factory=list)
+    mauschler: int | None = None
+    """The seat that must take two tricks (mauschler, knocker, Mousel's committed player), if any."""
+    exchanged: list[int | None] = field(default_factory=list)
+    """Cards each seat exchanged (None: not yet)."""
+    marked: int = 0
+    xmin: int = 0
+    xcap: int = 0
+    xturns: list[Any] = field(default_factory=list)
+    """The :class:`ExchangeTurn` of every seat in the exchange queue."""
+    participants: list[int] = field(default_factory=list)
+    next_player: list[int] = field(default_factory=list)
+    trick: list[tuple[int, int]] = field(default_factory=list)
+    tricks: list[list[tuple[int, int]]] = field(default_factory=list)
+    leader: int | None = None
+    win_seat: int = 0
+    win_card: int = 0
+    led_suit: int = 0
+    tricks_won: list[int] = field(default_factory=list)
+    plan: list[tuple[int, Any]] = field(default_factory=list)
+    """The exchange order the bidding decided: ``(seat, ExchangeTurn)`` pairs for the :class:`Exchange` stage."""
 
-    def __init__(self, n: int, rng: np.random.Generator) -> None:
-        self.n = n
-        self.rng = rng
-        self.chips: list[int] = []
-        self.pot = 0
-        self.total = 0
-        self.alive: list[bool] = [True] * n
-        self.dealer = 0
-        self.deals_settled = 0
-        self.deals_started = 0
-        self.throw_in_streak = 0
-        self.phase = Phase.DECLARE
-        self.to_act: int | None = None
-        self.queue: list[int] = []
-        self.qpos = 0
+    def __post_init__(self) -> None:
+        n = self.n
         self.hands = [0] * n
         self.seen = [True] * n
         self.blind = [0] * n
         self.discards = [0] * n
         self.drawn = [0] * n
-        self.dead = 0
-        self.discard_pile = 0
-        self.stock: list[int] = []
-        self.trump_card = 0
-        self.trump_suit = 0
-        self.trump_holder: int | None = None
-        self.tables: TrumpTables | None = None
-        self.knocked: bool | None = None
         self.roles = [Role.UNDECIDED] * n
-        self.mauschler: int | None = None
-        self.exchanged: list[int | None] = [None] * n
-        self.marked = 0
-        self.xcap = 0
-        self.xmin = 0
-        self.participants: list[int] = []
-        self.next_player: list[int] = [0] * n
-        self.trick: list[tuple[int, int]] = []
-        self.tricks: list[list[tuple[int, int]]] = []
-        self.leader: int | None = None
-        self.win_seat = 0
-        self.win_card = 0
-        self.led_suit = 0
+        self.exchanged = [None] * n
+        self.next_player = [0] * n
         self.tricks_won = [0] * n
-        self.deal_start_chips: list[int] = []
-        self.deal_start_pot = 0
-        self.truncated = False
-        self.history: list[int] = []
-        self.deals: list[DealSpec] = []
-        self.results: list[DealResult] = []
-        self.reserve = 0
-        self.escrow: list[int] = []
-        """Mouche queue: the items waiting to enter the pot, oldest first."""
-        self.scores: list[int] = [0] * n
-        self.start_scores: list[int] = [0] * n
-        self.trump_face_up = True
-        self.revealed = 0
-        """Cards shown to everyone (Vierling quartets)."""
-        self.belli_owed: list[tuple[int, int | None]] = []
-        """Belli penalties due at settlement: (payer, receiver or None for the pot)."""
-        self.pushes = 0
-        self.offer_seat: int | None = None
-        self.new_pot = False
-        self.xkinds: list[XKind] = []
-        self.dealt = [0] * n
-        self.swapped = False
-        self.announced: int | None = None
-        self.as_holder: int | None = None
-        self.trick_locked = False
-        self.rounds_target: int | None = None
-        self.pot_was_empty = False
-        self.announce_asked = False
-        self.pending_deal: DealSpec | None = None
-        self.undealt = False
-        """True while the pack is not dealt (the classic offer to deal or push)."""
+
+    def copy(self) -> Deal:
+        return _copy_slots(self)
+
+    def shown(self) -> int:
+        """Cards shown to every seat during the deal (a ruleset may override; e.g. Vierling quartets)."""
+        return 0
+
+
+class State:
+    """One session: the :class:`Session`, the current :class:`Deal` and the decision cursor.
+
+    Mutable; use :meth:`Game.clone` to branch.
+    """
+
+    __slots__ = ("session", "deal", "phase", "to_act", "queue", "qpos")
+
+    def __init__(self, session: Session, deal: Deal) -> None:
+        self.session = session
+        self.deal = deal
+        self.phase = Phase.OVER
+        self.to_act: int | None = None
+        self.queue: list[int] = []
+        """Seats still to be asked in the current phase, from ``qpos`` on."""
+        self.qpos = 0
 
     @property
     def over(self) -> bool:
         return self.phase is Phase.OVER
 
+    @property
+    def rng(self) -> Any:
+        return self.session.rng
+
+    @property
+    def n(self) -> int:
+        return self.session.n
+
+
+
+# ---------------------------------------------------------------------- stages
+
+
+class Stage:
+    """One step of a ruleset's deal procedure (RULES.md §2.x); see "How a deal is played".
+
+    ``section`` cites RULES.md (and its decisions Dn); ``phases`` are the
+    decisions the stage asks. :meth:`enter` returns True when the stage is done
+    at once (the engine enters the next one), False when it asked a decision
+    or ended the deal.
+    """
+
+    section: str = ""
+    phases: tuple[Phase, ...] = ()
+    actions: dict[Phase, str] = {}
+    """The action strings of each phase the stage asks (the docs' table)."""
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        return True
+
+    def legal(self, g: Game, st: State, seat: int) -> list[int]:
+        raise NotImplementedError
+
+    def act(self, g: Game, st: State, seat: int, action: int, results: list[DealResult]) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def deal_class(self) -> type[Deal] | None:
+        """A Deal subclass this stage needs (with its own fields), if any."""
+        return None
+
+
+class Ante(Stage):
+    """The dealer pays min(stake, chips) into the pot (RULES.md §1.6)."""
+
+    section = "§1.6 ante"
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        if not st.deal.stakes_paid:
+            g.ante(st, st.session.dealer)
+        return True
+
+
+class DealCards(Stage):
+    """Deal by the ruleset's pattern from forehand, dealer last, and turn the trump card (RULES.md §1.5)."""
+
+    section = "§1.5 dealing"
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        g.deal_cards(st, st.deal.given)
+        return True
+
+
+class StockRule:
+    """A stock-shortage policy of RULES.md §1.7: how many cards an exchange may take, and the refill."""
+
+    kind: StockPolicy
+
+    def cap(self, stock: int, limit: int, extra: int = 0) -> int:
+        """Most cards a seat may discard now (``extra``: cards it receives from elsewhere, e.g. the trump card)."""
+        return limit
+
+    def refill(self, g: Game, st: State) -> None:
+        """The stock is empty and a card must be drawn: make a new stock."""
+        raise NotImplementedError
+
+
+class CapStock(StockRule):
+    """CAP (D3): the action mask never lets an exchange draw more than the stock holds."""
+
+    kind = StockPolicy.CAP
+
+    def cap(self, stock: int, limit: int, extra: int = 0) -> int:
+        return min(limit, stock + extra)
+
+    def refill(self, g: Game, st: State) -> None:
+        raise RuntimeError("the CAP policy never reshuffles; the mask should have prevented this draw")
+
+
+class ReshuffleStock(StockRule):
+    """RESHUFFLE (D12, D26): the discard pile (own discards included, dead cards not) becomes the stock."""
+
+    kind = StockPolicy.RESHUFFLE
+
+    def pool(self, g: Game, st: State) -> list[int]:
+        d = st.deal
+        pool = list(iter_bits(d.discard_pile))
+        d.discard_pile = 0
+        return pool
+
+    def refill(self, g: Game, st: State) -> None:
+        pool = self.pool(g, st)
+        if not pool:
+            raise RuntimeError("nothing left to reshuffle")
+        order = st.rng.permutation(len(pool))
+        st.deal.stock = [pool[i] for i in order]
+
+
+class ReshuffleTrumpStock(ReshuffleStock):
+    """RESHUFFLE+TRUMP (classic): the face-up trump card is shuffled in too, unless the dealer knocked (D11)."""
+
+    kind = StockPolicy.RESHUFFLE_TRUMP
+
+    def pool(self, g: Game, st: State) -> list[int]:
+        pool = super().pool(g, st)
+        d = st.deal
+        if d.trump_face_up and not d.knocked:
+            pool.append(d.trump_card)
+            d.trump_face_up = False
+        return pool
+
+
+STOCK_RULES: dict[StockPolicy, StockRule] = {rule.kind: rule for rule in (CapStock(), ReshuffleStock(),
+                                                                          ReshuffleTrumpStock())}
+
+
+class ExchangeTurn:
+    """What one seat's exchange allows and what ``done`` does: draw |D| from the stock (RULES.md §1.7).
+
+    Rulesets subclass it for their special exchanges (a knocker's, a decide-phase
+    exchange). :meth:`open` sets the bounds on the marks; :meth:`finish` draws;
+    :meth:`after` says where play goes next (by default the next exchanger).
+    """
+
+    def open(self, g: Game, st: State, seat: int) -> None:
+        d = st.deal
+        d.xmin = 0
+        d.xcap = g.stock.cap(len(d.stock), g.exchange_limit)
+
+    def finish(self, g: Game, st: State, seat: int, k: int) -> None:
+        d = st.deal
+        d.exchanged[seat] = k
+        got = g.draw(st, k)
+        d.hands[seat] |= got
+        d.drawn[seat] |= got
+
+    def after(self, g: Game, st: State, results: list[DealResult]) -> None:
+        g.next_exchanger(st, results)
+
+
+NORMAL_EXCHANGE = ExchangeTurn()
+
+
+class Exchange(Stage):
+    """Exchanges in the order the bidding left in ``deal.exchange_plan`` (RULES.md §1.7)."""
+
+    section = "§1.7 exchange"
+    phases = (Phase.EXCHANGE,)
+    actions = {Phase.EXCHANGE: "card codes (each marks one discard), then `done`"}
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        plan = st.deal.plan
+        g.start_exchange(st, [seat for seat, _ in plan], [turn for _, turn in plan])
+        return False
+
+
+class Play(Stage):
+    """The tricks, from ``deal.leader``, under the ruleset's trick profile (RULES.md §1.3, §1.4)."""
+
+    section = "§1.3-1.4 tricks"
+    phases = (Phase.PLAY,)
+    actions = {Phase.PLAY: "card codes"}
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        g.start_play(st)
+        return False
+
+
+class Settle(Stage):
+    """Settle the tricks by the ruleset's scoring object (RULES.md §3)."""
+
+    section = "§3 settlement"
+
+    def __init__(self, scoring: Any) -> None:
+        self.scoring = scoring
+
+    def enter(self, g: Game, st: State, results: list[DealResult]) -> bool:
+        results.append(self.scoring.settle(g, st))
+        return False
+
+    def describe(self) -> str:
+        return f"Settle({type(self.scoring).__name__})"
+
+
+class TrickHook:
+    """A ruleset's addition to the card play (Belli penalty, Muschka's ace of spades). Defaults do nothing."""
+
+    def start(self, g: Game, st: State) -> None:
+        """The card play begins."""
+
+    def beats(self, g: Game, st: State, seat: int, card: int) -> bool:
+        """Decide the trick's winner after ``card`` (not the lead) instead of the tables; True if decided."""
+        return False
+
+    def trick_done(self, g: Game, st: State, trick: list[tuple[int, int]]) -> None:
+        """A trick is complete (before its winner is credited)."""
+
+
+class ScoringRule:
+    """How a deal is settled (a ruleset's scoring object). The defaults are those of the chip rulesets."""
+
+    kind: Scoring
+    uses_chips = True
+    """Seats at 0 chips are eliminated at the end of a deal (RULES.md §3.5)."""
+
+    def open_session(self, g: Game, session: Session, chips: Sequence[int] | None,
+                     scores: Sequence[int] | None) -> None:
+        """Set the session's chips (and scores) at its start."""
+        session.chips = list(chips) if chips is not None else [g.options.bankroll] * g.n
+
+    def unit(self, g: Game) -> int:
+        """The amount the observation divides chips (or scores) by: the bankroll."""
+        return g.options.bankroll
+
+    def settle(self, g: Game, st: State) -> DealResult:
+        """Settle the tricks of the deal (the last stage)."""
+        raise NotImplementedError
+
+    def settle_lone(self, g: Game, st: State, seat: int) -> DealResult:
+        """A single seat is left in the deal: it takes the pot without play."""
+        return g.settle_no_play(st, seat)
+
+    def check(self, g: Game, st: State) -> list[str]:
+        """Extra invariants of this scoring (problems found, as text)."""
+        return []
+
+
+def plain_trump_order(g: Game, trump_suit: int, suit_cards: list[int]) -> tuple[int, list[int]]:
+    """No permanent trumps: the trump suit in the ruleset's rank order."""
+    return 0, suit_cards
+
+
+@dataclass
+class Rules:
+    """A ruleset's rule objects for one configuration, built by ``spec.rules(game)``; the core calls nothing else."""
+
+    stages: Sequence[Stage]
+    """The deal procedure, in the order of the ruleset's section of RULES.md."""
+    scoring: ScoringRule
+    deal_pattern: tuple[int | str, ...]
+    stake: int = 0
+    exchange_limit: int = 0
+    trick_hooks: Sequence[TrickHook] = ()
+    end_hooks: Sequence[Any] = ()
+    """Extra session ends: ``hook(game, state) -> bool`` after every deal (e.g. Muschka's exact 0)."""
+    deal_class: type[Deal] = Deal
+    trump_order: Any = plain_trump_order
+    """``(game, trump_suit, suit cards high to low) -> (permanent trumps mask, every trump high to low)``."""
+    pieces: Sequence[Any] = ()
+    """Observation pieces this configuration adds (see :mod:`mauscheln_env.observation`)."""
+
+
+# ---------------------------------------------------------------------- the game
+
 
 class Game:
-    """Static tables and the rules of one configuration."""
+    """Static tables, the rule objects, and the rules' interpreter for one configuration."""
 
-    def __init__(self, config: RuleConfig) -> None:
+    def __init__(self, config: Any) -> None:
         self.config = config
         spec = config.spec
-        opts = config.options
         self.spec = spec
+        self.options = config.options
         self.ruleset = spec.name
         self.deck: Deck = config.deck
         self.n = config.num_players
         self.num_cards = len(self.deck)
         self.hand_size = spec.hand_size
-        self.num_tricks = config.num_tricks
+        self.num_tricks = spec.hand_size
         self.direction = spec.direction
-        self.profile = spec.trick_profile
-        self.bidding = spec.bidding
-        self.scoring = spec.scoring
-        self.stock_policy = spec.stock_policy
+        self.profile: TrickProfile = spec.trick_profile
+        self.stock_policy: StockPolicy = spec.stock_policy
+        self.stock: StockRule = STOCK_RULES[spec.stock_policy]
         self.named_actions = spec.named_actions
         self.num_actions = config.num_actions
         self.action_ids = {name: self.num_cards + i for i, name in enumerate(spec.named_actions)}
         self._action_strings = list(self.deck.codes) + list(spec.named_actions)
-        self.stake = opts.get("stake", 0)
-        self.knock_option = bool(opts.get("knock", False))
-        self.knock_max_pos = spec.rank_order.index(opts.get("knock_min_rank", "A"))
         self.rank_pos = tuple(spec.rank_order.index(code[0]) for code in self.deck.codes)
-        self.deal_pattern = spec.deal_pattern
-        if opts.get("deal_2_3"):
-            self.deal_pattern = (2, 3, "T")
-        self.vierling = bool(opts.get("vierling", False))
-        self.belli = opts.get("belli")
-        self.belli_penalty_to_ace = opts.get("belli_penalty") == "ace"
-        self.weli = bool(opts.get("weli", False))
-        self.cap = opts.get("cap")
-        self.mauschelzwang = bool(opts.get("mauschelzwang", False))
-        self.mitgehzwang = bool(opts.get("mitgehzwang", False))
-        self.forced_knock = bool(opts.get("forced_knock_new_pot", False))
-        self.schieben = bool(opts.get("schieben", False))
-        self.volunteer_leader = bool(opts.get("volunteer_leader", False))
-        self.exchange_limit = opts.get("exchange_limit", self.hand_size)
-        self.queue_option = bool(opts.get("queue", False))
-        self.queue_largest = opts.get("queue_order") == "largest"
-        self.collect_1730 = bool(opts.get("collect_1730", True))
-        self.mery_cap = opts.get("mery_cap")
-        self.pamphile = bool(opts.get("pamphile", False))
-        self.pamphile_wild = bool(opts.get("pamphile_wild", False))
-        self.pamphile_bonus = self.pamphile and bool(opts.get("pamphile_bonus", True))
-        self.beatrix = bool(opts.get("beatrix", False))
-        self.rounds = opts.get("rounds")
-        self.start_score = opts.get("start_score", 0)
-        self.jc = self.deck.index.get("JC")
-        self.as_card = self.deck.index.get("AS")
-        self.tables = tuple(self._build_tables(s) for s in range(4))
-        self.trump_ace = tuple(self.deck.index.get("A" + SUITS[s]) for s in range(4))
-        self.belli_card = tuple(self._belli_card(s) for s in range(4))
         a = self.action_ids
         self.KNOCK, self.NO_KNOCK = a.get("knock"), a.get("no_knock")
         self.MAUSCHELN, self.PASS, self.GO, self.DONE = a.get("mauscheln"), a.get("pass"), a.get("go"), a.get("done")
         self.IN, self.IN_LEAD, self.OUT = a.get("in"), a.get("in_lead"), a.get("out")
         self.STAY, self.DEAL, self.PUSH = a.get("stay"), a.get("deal"), a.get("push")
         self.ANNOUNCE, self.SILENT, self.SWAP = a.get("announce"), a.get("silent"), a.get("swap")
-        self.TRUMP_BY_SUIT = tuple(a.get(f"trump:{s}") for s in SUITS)
-
-    def _belli_card(self, trump_suit: int) -> int | None:
-        if self.weli:
-            return self.deck.index["6D"]
-        if self.belli == "7D":
-            return self.deck.index["7D"]
-        if self.belli == "trump7":
-            return self.deck.index["7" + SUITS[trump_suit]]
-        return None
+        self.TRUMP_BY_SUIT = tuple(a.get(f"trump:{s}") for s in "CSHD")
+        rules = spec.rules(self)
+        self.rules = rules
+        self.stages: tuple[Stage, ...] = tuple(rules.stages)
+        self.scoring = rules.scoring
+        self.deal_pattern = rules.deal_pattern
+        self.trick_hooks = tuple(rules.trick_hooks)
+        self.end_hooks = tuple(rules.end_hooks)
+        self._deal_class = rules.deal_class
+        self.stake = rules.stake
+        self.exchange_limit = rules.exchange_limit or self.hand_size
+        self.tables = tuple(self._build_tables(s) for s in range(4))
+        self._handlers: dict[Phase, Stage] = {Phase.EXCHANGE: _EXCHANGE, Phase.PLAY: _PLAY}
+        for stage in self.stages:
+            for phase in stage.phases:
+                if phase not in (Phase.EXCHANGE, Phase.PLAY):
+                    self._handlers[phase] = stage
 
     def _build_tables(self, trump_suit: int) -> TrumpTables:
         """Trump tables with this ruleset's permanent trumps (RULES.md §1.3)."""
@@ -300,25 +653,13 @@ class Game:
         suit_cards = sorted(
             (c for c in range(len(deck)) if deck.suit[c] == trump_suit), key=lambda c: order.index(deck.codes[c][0])
         )
-        permanent = 0
-        special = self._belli_card(trump_suit)
-        if special is not None:
-            # Belli / Weli: always a trump, directly below the trump ace.
-            permanent |= 1 << special
-            rest = [c for c in suit_cards if c != special]
-            ace = deck.index.get("A" + SUITS[trump_suit])
-            top = [ace] if ace in rest else []
-            trump_order = tuple(top + [special] + [c for c in rest if c not in top])
-        elif self.pamphile and self.jc is not None:
-            permanent |= 1 << self.jc
-            trump_order = tuple([self.jc] + [c for c in suit_cards if c != self.jc])
-        else:
-            trump_order = tuple(suit_cards)
-        return build_trump_tables(deck, order, trump_suit, permanent, trump_order)
+        permanent, trump_order = self.rules.trump_order(self, trump_suit, suit_cards)
+        return build_trump_tables(deck, order, trump_suit, permanent, tuple(trump_order))
 
     # ------------------------------------------------------------------ actions
     def action_to_str(self, action: int) -> str:
-        if not isinstance(action, (int, np.integer)) or not 0 <= action < self.num_actions:
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)) \
+                or not 0 <= action < self.num_actions:
             raise IllegalActionError(f"action {action!r} is not an action id; allowed: 0..{self.num_actions - 1}")
         return self._action_strings[int(action)]
 
@@ -339,57 +680,76 @@ class Game:
     # ------------------------------------------------------------------ seats
     def succ(self, state: State, seat: int) -> int:
         """The next seat in the ruleset's direction that is still in the session."""
-        n, d, alive = self.n, self.direction, state.alive
+        return self.next_live(state.session.alive, seat)
+
+    def order_from(self, state: State, seat: int) -> list[int]:
+        """Live seats in order from ``seat`` (``seat`` first if it is live)."""
+        return self.live_from(state.session.alive, seat)
+
+    def next_live(self, alive: Sequence[bool], seat: int) -> int:
+        """The next seat after ``seat`` in the ruleset's direction among the ``alive`` ones."""
+        n, d = self.n, self.direction
         s = (seat + d) % n
         while not alive[s]:
             s = (s + d) % n
         return s
 
-    def order_from(self, state: State, seat: int) -> list[int]:
-        """Live seats in order from ``seat`` (``seat`` first if it is live)."""
+    def live_from(self, alive: Sequence[bool], seat: int) -> list[int]:
+        """The ``alive`` seats in order from ``seat`` (``seat`` first if it is alive)."""
         n, d = self.n, self.direction
-        return [(seat + d * k) % n for k in range(n) if state.alive[(seat + d * k) % n]]
+        return [(seat + d * k) % n for k in range(n) if alive[(seat + d * k) % n]]
 
     def forehand(self, state: State) -> int:
-        return self.succ(state, state.dealer)
+        return self.succ(state, state.session.dealer)
 
     # ------------------------------------------------------------------ sessions
     def new_session(
         self,
-        rng: np.random.Generator,
+        rng: Any,
         *,
         dealer: int | None = None,
-        chips: list[int] | None = None,
-        scores: list[int] | None = None,
+        chips: Sequence[int] | None = None,
+        scores: Sequence[int] | None = None,
         pot: int = 0,
+        alive: Sequence[bool] | None = None,
         deal: DealSpec | dict | None = None,
+        ante: bool = True,
     ) -> State:
-        """Start a session: first dealer antes, first deal is dealt.
+        """Start a session: the first deal begins (ante, cards) and its first decision is asked.
 
         ``dealer`` defaults to a draw from ``rng``; ``chips`` to the bankroll
-        (``scores`` to the start score in muschka); ``deal`` fixes the first
-        deal: a complete :class:`DealSpec`, or a dict with any of ``hands``
-        ({seat: [card ids]}), ``trump`` and ``stock`` (top first) that
-        :meth:`fill_deal` completes from the seeded shuffle.
+        (``scores`` to the start score in muschka); ``alive`` marks seats that
+        are out of the session (eliminated: never dealt in, never asked; a
+        search starting mid-session uses it), by default every seat. ``deal``
+        fixes the first deal: a complete :class:`DealSpec`, or a dict with any of
+        ``hands`` ({seat: [card ids]}), ``trump`` and ``stock`` (top first) that
+        :meth:`fill_deal` completes from the seeded shuffle. ``ante=False``
+        says that ``chips`` and ``pot`` are already those after the first deal's
+        stakes (a search rebuilding the deal in progress from what a seat
+        knows): its stake stages pay nothing (and ask nothing).
         """
         n = self.n
-        state = State(n, rng)
-        if self.scoring == "points":
-            state.chips = [0] * n
-            state.scores = list(scores) if scores is not None else [self.start_score] * n
-            state.start_scores = list(state.scores)
+        session = Session(n, rng, chips=[])
+        if alive is not None:
+            if len(alive) != n or sum(bool(a) for a in alive) < 2:
+                raise DealError(f"alive must list {n} seats with at least two live; got {list(alive)!r}")
+            session.alive = [bool(a) for a in alive]
         else:
-            state.chips = list(chips) if chips is not None else [self.config.bankroll] * n
-        state.pot = pot
-        state.total = sum(state.chips) + pot
-        state.dealer = int(rng.integers(n)) if dealer is None else dealer
-        if self.rounds is not None:
-            state.rounds_target = self.rounds * n
+            session.alive = [True] * n
+        self.scoring.open_session(self, session, chips, scores)
+        session.pot = pot
+        session.total = sum(session.chips) + pot
+        if dealer is None:
+            dealer = int(rng.integers(n))
+        if not session.alive[dealer]:
+            raise DealError(f"dealer seat {dealer} is not live")
+        session.dealer = dealer
+        state = State(session, self._deal_class(n, list(session.chips)))
         if isinstance(deal, dict):
-            deal = deal["spec"] if "spec" in deal else self.fill_deal(state, state.dealer, **deal)
+            deal = deal["spec"] if "spec" in deal else self.fill_deal(state, dealer, **deal)
         if deal is not None:
             self.check_deal(state, deal)
-        self._start_deal(state, deal)
+        self.start_deal(state, deal, stakes_paid=not ante)
         return state
 
     def check_deal(self, state: State, deal: DealSpec) -> None:
@@ -401,16 +761,47 @@ class Game:
             raise DealError(f"a deal must hold each of the {self.num_cards} cards exactly once "
                             f"(got {len(cards)} cards, {len(set(cards))} distinct)")
         for seat, hand in enumerate(deal.hands):
-            want = self.hand_size if state.alive[seat] else 0
+            want = self.hand_size if state.session.alive[seat] else 0
             if len(hand) != want:
                 raise DealError(f"hand of seat {seat} has {len(hand)} cards; it must have {want}")
 
-    def clone(self, state: State) -> State:
-        return copy.deepcopy(state)
+    def clone(self, state: State, rng: Any = None) -> State:
+        """An independent copy of ``state``: every list of the session and the deal is copied.
 
-    def deal_from_deck(self, state: State, order: list[int] | tuple[int, ...], dealer: int) -> DealSpec:
-        """Deal a deck order (top card first) by the ruleset's pattern (RULES.md §1.5)."""
-        seats = self.order_from(state, self.succ(state, dealer))
+        The random generator is copied too (``copy.deepcopy``), so the copy draws
+        exactly the numbers the original would have drawn; pass ``rng`` to give
+        the copy another generator, e.g. ``rng=state.rng`` to share it (cheaper,
+        for a search that stays inside one deal: the branches then advance one
+        generator). Completed tricks, deal specs and results are shared: the
+        engine never changes them once stored.
+        """
+        new = object.__new__(State)
+        new.session = state.session.copy(copy.deepcopy(state.session.rng) if rng is None else rng)
+        new.deal = state.deal.copy()
+        new.phase = state.phase
+        new.to_act = state.to_act
+        new.queue = state.queue.copy()
+        new.qpos = state.qpos
+        return new
+
+    def with_hand(self, state: State, seat: int, hand: int) -> State:
+        """A copy of ``state`` (sharing its generator) in which ``seat`` holds the cards ``hand`` instead.
+
+        For search over hidden cards: replaying a seat's known play on stand-in
+        cards (the card it played must be in its hand). Nothing else is
+        adjusted, so the copy's cards need not satisfy :meth:`check_invariants`.
+        """
+        new = self.clone(state, rng=state.session.rng)
+        new.deal.hands[seat] = hand
+        return new
+
+    def deal_from_deck(self, order: Sequence[int], dealer: int, alive: Sequence[bool] | None = None) -> DealSpec:
+        """Deal a deck order (top card first) by the ruleset's pattern (RULES.md §1.5).
+
+        ``alive`` marks the seats dealt in (by default every seat).
+        """
+        alive = [True] * self.n if alive is None else alive
+        seats = self.live_from(alive, self.next_live(alive, dealer))
         hands: list[list[int]] = [[] for _ in range(self.n)]
         pos = 0
         trump = -1
@@ -433,6 +824,7 @@ class Game:
         hands = dict(hands or {})
         stock = list(stock or [])
         seen: dict[int, str] = {}
+        alive = state.session.alive
 
         def claim(card: int, where: str) -> None:
             if card in seen:
@@ -440,11 +832,11 @@ class Game:
             seen[card] = where
 
         for seat, cards in hands.items():
-            if not state.alive[seat]:
+            if not alive[seat]:
                 raise DealError(f"seat {seat} has no chips and is not dealt in")
             if len(cards) != self.hand_size:
                 raise DealError(
-                    f"hand of seat {seat} has {len(cards)} cards; a hand in {self.config.ruleset} has {self.hand_size}"
+                    f"hand of seat {seat} has {len(cards)} cards; a hand in {self.ruleset} has {self.hand_size}"
                 )
             for c in cards:
                 claim(c, f"hand of seat {seat}")
@@ -452,7 +844,7 @@ class Game:
             claim(trump, "trump")
         for c in stock:
             claim(c, "stock")
-        dealt = [s for s in range(self.n) if state.alive[s]]
+        dealt = [s for s in range(self.n) if alive[s]]
         needed = self.hand_size * len(dealt) + 1
         if len(stock) > self.num_cards - needed:
             raise DealError(
@@ -472,182 +864,98 @@ class Game:
             trump = rest.pop(0)
         return DealSpec(tuple(full_hands), trump, tuple(stock + rest))
 
-    def _ante(self, state: State, seat: int) -> None:
-        paid = min(self.stake, state.chips[seat])
-        state.chips[seat] -= paid
-        state.pot += paid
+    # ------------------------------------------------------------------ the deal procedure
+    def start_deal(self, state: State, deal: DealSpec | None = None, stakes_paid: bool = False) -> None:
+        """Begin a deal: a new :class:`Deal` object, then the ruleset's stages from the first.
 
-    def _start_deal(self, state: State, deal: DealSpec | None = None) -> None:
-        """Begin a deal: antes (or the classic offer), then dealing."""
-        state.deals_started += 1
-        state.deal_start_chips = list(state.chips)
-        state.deal_start_pot = state.pot + state.reserve + sum(state.escrow)
-        state.pot_was_empty = state.pot == 0 and state.reserve == 0
-        state.pushes = 0
-        state.belli_owed = []
-        if self.schieben:
-            state.offer_seat = state.dealer
-            self._ante(state, state.dealer)
-            state.pending_deal = deal
-            self._gather_pack(state)
-            self._ask(state, Phase.OFFER, [state.dealer])
-            return
-        if self.scoring != "points":
-            self._ante(state, state.dealer)
-        if self.queue_option and state.escrow:
-            state.pot += self._pop_queue(state)
-        self._after_stakes(state, deal)
+        ``deal`` fixes its cards (validated by the caller with :meth:`check_deal`).
+        """
+        session = state.session
+        session.deals_started += 1
+        state.deal = self._deal_class(self.n, list(session.chips))
+        state.deal.given = deal
+        state.deal.stakes_paid = stakes_paid
+        self.proceed(state, [])
 
-    def _clear_deal(self, state: State) -> None:
-        """Empty every per-deal field: no cards anywhere, nobody decided, no trick."""
-        n = self.n
-        state.hands = [0] * n
-        state.dealt = [0] * n
-        state.seen = [True] * n
-        state.blind = [0] * n
-        state.discards = [0] * n
-        state.drawn = [0] * n
-        state.dead = 0
-        state.discard_pile = 0
-        state.revealed = 0
-        state.stock = []
-        state.trump_holder = None
-        state.knocked = None
-        state.roles = [Role.UNDECIDED] * n
-        state.mauschler = None
-        state.exchanged = [None] * n
-        state.marked = 0
-        state.participants = []
-        state.trick = []
-        state.tricks = []
-        state.leader = None
-        state.tricks_won = [0] * n
-        state.swapped = False
-        state.announced = None
-        state.announce_asked = False
-        state.as_holder = None
-        state.trick_locked = False
-
-    def _gather_pack(self, state: State) -> None:
-        """Every card back in the undealt pack (before the classic offer)."""
-        self._clear_deal(state)
-        state.undealt = True
-        state.trump_face_up = False
-
-    def _pop_queue(self, state: State) -> int:
-        if self.queue_largest:
-            i = max(range(len(state.escrow)), key=lambda k: state.escrow[k])
-        else:
-            i = 0
-        return state.escrow.pop(i)
-
-    def _after_stakes(self, state: State, deal: DealSpec | None) -> None:
-        """Cap normalisation (classic), then the deal itself."""
-        topped = False
-        if self.cap is not None:
-            if state.pot > self.cap:
-                state.reserve += state.pot - self.cap
-                state.pot = self.cap
-            elif state.reserve:
-                x = min(state.reserve, self.cap - state.pot)
-                topped = x > 0
-                state.pot += x
-                state.reserve -= x
-        state.new_pot = state.pot_was_empty and state.pushes == 0 and not topped
-        self._deal(state, deal)
-
-    def _deal(self, state: State, deal: DealSpec | None) -> None:
-        n = self.n
-        dealer = state.dealer
-        if deal is None:
-            order = state.rng.permutation(self.num_cards).tolist()
-            deal = self.deal_from_deck(state, order, dealer)
-        if not state.deals or state.deals[-1] is not deal:
-            state.deals.append(deal)
-        self._clear_deal(state)
-        state.undealt = False
-        hands = [0] * n
-        for s, cards in enumerate(deal.hands):
-            for c in cards:
-                hands[s] |= 1 << c
-        state.hands = hands
-        state.dealt = list(hands)
-        state.stock = list(reversed(deal.stock))
-        state.trump_card = deal.trump
-        state.trump_suit = self.deck.suit[deal.trump]
-        state.tables = self.tables[state.trump_suit]
-        state.trump_face_up = True
-        if self.vierling and not self._vierling(state):
-            # D19: a short stock voids the deal; the same dealer redeals without a new ante.
-            self._deal(state, None)
-            return
-        self._open_bidding(state)
-
-    def _vierling(self, state: State) -> bool:
-        """RULES.md §2.2 Vierling. False when the stock ran short (the deal is void)."""
-        for s in self.order_from(state, self.forehand(state)):
-            while True:
-                hand = state.hands[s]
-                ranks = {self.deck.codes[c][0] for c in iter_bits(hand)}
-                if len(ranks) != 1:
-                    break
-                if len(state.stock) < 4:
-                    return False
-                state.revealed |= hand
-                state.discard_pile |= hand
-                state.discards[s] |= hand
-                state.hands[s] = 0
-                self._ante(state, s)  # pays min(S, chips) into the pot
-                got = 0
-                for _ in range(4):
-                    got |= 1 << state.stock.pop()
-                state.hands[s] = got
-                state.drawn[s] |= got
-                state.dealt[s] = got
-        return True
-
-    def _open_bidding(self, state: State) -> None:
-        """The first decision of a freshly dealt deal."""
-        dealer = state.dealer
-        if self.pamphile and state.trump_card == self.jc:
-            self._ask(state, Phase.NAME_TRUMP, [dealer])
-            return
-        self._after_trump(state)
-
-    def _after_trump(self, state: State) -> None:
-        """Steps between the deal and the first bid: Pamphile bonus, forced knock, knock."""
-        dealer = state.dealer
-        if self.pamphile_bonus and not state.announce_asked:
-            state.announce_asked = True
-            holder = next((s for s in range(self.n) if state.hands[s] >> self.jc & 1), None)
-            if holder is not None:
-                self._ask(state, Phase.ANNOUNCE, [holder])
+    def proceed(self, state: State, results: list[DealResult]) -> None:
+        """Enter the stages after the current one until one asks a decision or ends the deal."""
+        stages = self.stages
+        i = state.deal.stage + 1
+        while i < len(stages):
+            state.deal.stage = i  # (a stage may replace the deal object: a void deal is redealt)
+            if not stages[i].enter(self, state, results):
                 return
-        if self.forced_knock and state.new_pot:
-            self._forced_knock(state)
-            return
-        if self.knock_option and self.rank_pos[state.trump_card] <= self.knock_max_pos:
-            state.seen[dealer] = False  # the knock decision is blind
-            self._ask(state, Phase.KNOCK, [dealer])
-            return
-        self._start_declaring(state)
+            i += 1
+        raise RuntimeError(f"the deal procedure of {self.ruleset} ran past its last stage without ending the deal")
 
-    def _start_declaring(self, state: State) -> None:
-        order = self.order_from(state, self.forehand(state))
-        if self.bidding == "decide":
-            self._ask(state, Phase.DECIDE, order)  # nobody has passed yet: no lone seat at the first turn
-            return
-        if self.bidding == "mousel" and state.knocked:
-            order = [s for s in order if s != state.dealer]
-        self._ask(state, Phase.DECLARE, order)
-        if self.bidding == "mousel":
-            self._mousel_turn(state)
+    def goto(self, state: State, stage: type[Stage], results: list[DealResult]) -> None:
+        """Jump forward to the first stage of type ``stage`` (RULES.md's "go to step k") and enter it."""
+        for i in range(state.deal.stage + 1, len(self.stages)):
+            if isinstance(self.stages[i], stage):
+                state.deal.stage = i - 1
+                self.proceed(state, results)
+                return
+        raise RuntimeError(f"no {stage.__name__} stage after stage {state.deal.stage} in {self.ruleset}")
 
-    def _ask(self, state: State, phase: Phase, queue: list[int]) -> None:
+    def handler(self, phase: Phase) -> Stage:
+        """The stage that asks the decision ``phase`` (the core's for the exchange and the card play)."""
+        return self._handlers[phase]
+
+    def stage(self, state: State) -> Stage:
+        """The stage the current deal is in."""
+        return self.stages[state.deal.stage]
+
+    def ask(self, state: State, phase: Phase, queue: list[int]) -> None:
+        """Ask ``queue`` (in order) the decision ``phase``; the first seat of the queue acts."""
         state.phase = phase
         state.queue = queue
         state.qpos = 0
         state.to_act = queue[0] if queue else None
+
+    def advance(self, state: State) -> bool:
+        """Move to the next seat in the queue; False when the queue is exhausted."""
+        state.qpos += 1
+        if state.qpos < len(state.queue):
+            state.to_act = state.queue[state.qpos]
+            return True
+        return False
+
+    def ante(self, state: State, seat: int, amount: int | None = None) -> int:
+        """``seat`` pays min(amount, chips) into the pot (default: the stake); returns what was paid."""
+        session = state.session
+        paid = min(self.stake if amount is None else amount, session.chips[seat])
+        session.chips[seat] -= paid
+        session.pot += paid
+        return paid
+
+    def deal_cards(self, state: State, deal: DealSpec | None) -> None:
+        """Put a deal's cards in place: hands, stock, trump card (a shuffle of the deck when ``deal`` is None)."""
+        session, d = state.session, state.deal
+        if deal is None:
+            order = state.rng.permutation(self.num_cards).tolist()
+            deal = self.deal_from_deck(order, session.dealer, session.alive)
+        if not session.deals or session.deals[-1] is not deal:
+            session.deals.append(deal)
+        d.undealt = False
+        hands = d.hands
+        for s, cards in enumerate(deal.hands):
+            m = 0
+            for c in cards:
+                m |= 1 << c
+            hands[s] = m
+        d.stock = list(reversed(deal.stock))
+        d.trump_card = deal.trump
+        d.trump_suit = self.deck.suit[deal.trump]
+        d.tables = self.tables[d.trump_suit]
+        d.trump_face_up = True
+
+    def redeal(self, state: State) -> None:
+        """Void the cards of the deal and deal afresh (same deal, same dealer, no new ante; e.g. D19)."""
+        old = state.deal
+        new = self._deal_class(self.n, old.start_chips)
+        new.stage = old.stage
+        state.deal = new
+        self.deal_cards(state, None)
 
     # ------------------------------------------------------------------ legality
     def legal_actions(self, state: State) -> list[int]:
@@ -655,73 +963,24 @@ class Game:
         phase = state.phase
         if phase is Phase.PLAY:
             return list(iter_bits(self.legal_play_mask(state)))
-        seat = state.to_act
-        if phase is Phase.EXCHANGE:
-            acts = list(iter_bits(self._markable(state, seat))) if state.marked < state.xcap else []
-            if state.marked >= state.xmin:
-                acts.append(self.DONE)
-            return acts
-        if phase is Phase.DECLARE:
-            if self.bidding == "mousel":
-                acts = [self.IN]
-                if self.volunteer_leader and not state.knocked and not any(r is Role.COMMITTED for r in state.roles):
-                    acts.append(self.IN_LEAD)
-                acts.append(self.OUT)
-                return sorted(acts)
-            if self.mauschelzwang and self._holds_trump_ace(state, seat):
-                return [self.MAUSCHELN]
-            return [self.MAUSCHELN, self.PASS]
-        if phase is Phase.GO_WITH:
-            if self.mitgehzwang and state.qpos == len(state.queue) - 1 and not any(
-                state.roles[s] is Role.GOER for s in state.queue[:-1]
-            ):
-                return [self.GO]
-            return [self.PASS, self.GO]
-        if phase is Phase.DECIDE:
-            return self._decide_actions(state, seat)
-        if phase is Phase.KNOCK:
-            return [self.KNOCK, self.NO_KNOCK]
-        if phase is Phase.OFFER:
-            if state.pushes >= self._live_count(state):
-                return [self.DEAL]  # the offer would return to the first seat: he must deal
-            return [self.DEAL, self.PUSH]
-        if phase is Phase.ANNOUNCE:
-            return [self.ANNOUNCE, self.SILENT]
-        if phase is Phase.NAME_TRUMP:
-            return list(self.TRUMP_BY_SUIT)
-        if phase is Phase.SWAP:
-            return list(iter_bits(state.hands[seat]))
-        return []
+        if phase is Phase.OVER:
+            return []
+        return self._handlers[phase].legal(self, state, state.to_act)
 
-    def _markable(self, state: State, seat: int) -> int:
-        return state.hands[seat] & ~state.blind[seat]
+    def legal_play_mask(self, state: State, hand: int | None = None) -> int:
+        """The cards the seat to act may play now, as a mask: of its hand, or of ``hand`` if given.
 
-    def _holds_trump_ace(self, state: State, seat: int) -> bool:
-        ace = self.trump_ace[state.trump_suit]
-        return ace is not None and bool(state.hands[seat] >> ace & 1)
-
-    def _live_count(self, state: State) -> int:
-        return sum(state.alive)
-
-    def _decide_actions(self, state: State, seat: int) -> list[int]:
-        acts = list(iter_bits(state.hands[seat]))  # a card starts an exchange by discarding it
-        acts.append(self.STAY)
-        may_pass = not state.swapped
-        if self.ruleset == "muschka" and self.as_card is not None and state.hands[seat] >> self.as_card & 1:
-            may_pass = False  # the holder of the ace of spades may not pass
-        if may_pass:
-            acts.append(self.PASS)
-        if (self.beatrix and seat == state.dealer and not state.swapped and state.trump_face_up
-                and not (self.pamphile and state.trump_card == self.jc)):
-            acts.append(self.SWAP)
-        return sorted(acts)
-
-    def legal_play_mask(self, state: State) -> int:
-        hand = state.hands[state.to_act]
-        if not state.trick:
+        ``hand`` lets a search ask what another holding would have allowed in
+        the same trick (the obligations of RULES.md §1.4 through
+        :func:`~mauscheln_env.tricks.legal_follow`), without touching the state.
+        """
+        d = state.deal
+        if hand is None:
+            hand = d.hands[state.to_act]
+        if not d.trick:
             return hand
-        t = state.tables
-        return legal_follow(self.profile, hand, t.eff_suit_mask[state.led_suit], t.trump_mask, t.beats[state.win_card])
+        t = d.tables
+        return legal_follow(self.profile, hand, t.eff_suit_mask[d.led_suit], t.trump_mask, t.beats[d.win_card])
 
     def is_legal(self, state: State, action: int) -> bool:
         if state.phase is Phase.PLAY:
@@ -735,7 +994,8 @@ class Game:
         Raises :class:`IllegalActionError` (state unchanged) for an action outside
         the legal set, :class:`SessionOverError` once the session is over.
         """
-        if state.phase is Phase.OVER:
+        phase = state.phase
+        if phase is Phase.OVER:
             raise SessionOverError("the session is over; start a new one (reset) before stepping")
         action = int(action)
         if not self.is_legal(state, action):
@@ -743,649 +1003,210 @@ class Game:
             shown = self._action_strings[action] if 0 <= action < self.num_actions else repr(action)
             raise IllegalActionError(
                 f"action {shown} is not legal for seat {state.to_act} in phase "
-                f"{PHASE_NAMES[state.phase]}; legal: {legal}"
+                f"{PHASE_NAMES[phase]}; legal: {legal}"
             )
-        state.history.append(action)
+        state.session.history.append(action)
         results: list[DealResult] = []
-        phase = state.phase
-        seat = state.to_act
-        if phase is Phase.PLAY:
-            self._play(state, seat, action, results)
-        elif phase is Phase.EXCHANGE:
-            if action == self.DONE:
-                self._finish_exchange(state, seat, results)
-            else:
-                self._mark(state, seat, action)
-        elif phase is Phase.DECLARE:
-            if self.bidding == "mousel":
-                self._mousel_declare(state, seat, action, results)
-            elif action == self.MAUSCHELN:
-                self._become_mauschler(state, seat)
-            else:
-                state.roles[seat] = Role.DECLINED
-                if not self._advance(state):
-                    results.append(self._throw_in(state))
-        elif phase is Phase.GO_WITH:
-            if action == self.GO:
-                state.roles[seat] = Role.GOER
-            else:
-                self._fold(state, seat)
-            if not self._advance(state):
-                self._after_go_with(state, results)
-        elif phase is Phase.DECIDE:
-            self._decide(state, seat, action, results)
-        elif phase is Phase.KNOCK:
-            if action == self.KNOCK:
-                state.knocked = True
-                if self.bidding == "mousel":
-                    state.roles[seat] = Role.COMMITTED
-                    state.mauschler = seat
-                    self._start_declaring(state)
-                    self._check_mousel_end(state, results)
-                else:
-                    self._become_mauschler(state, seat)
-            else:
-                state.knocked = False
-                state.seen[seat] = True
-                self._start_declaring(state)
-                if self.bidding == "mousel":
-                    self._check_mousel_end(state, results)
-        elif phase is Phase.OFFER:
-            self._offer(state, seat, action)
-        elif phase is Phase.ANNOUNCE:
-            if action == self.ANNOUNCE:
-                state.announced = seat
-                for s in range(self.n):
-                    if s != seat and state.alive[s]:
-                        paid = min(1, state.chips[s])
-                        state.chips[s] -= paid
-                        state.chips[seat] += paid
-            self._after_trump(state)
-        elif phase is Phase.NAME_TRUMP:
-            suit = self.TRUMP_BY_SUIT.index(action)
-            state.trump_suit = suit
-            state.tables = self.tables[suit]
-            self._after_trump(state)
-        elif phase is Phase.SWAP:
-            bit = 1 << action
-            state.hands[seat] ^= bit
-            state.discards[seat] |= bit
-            state.discard_pile |= bit
-            tbit = 1 << state.trump_card
-            state.hands[seat] |= tbit
-            state.drawn[seat] |= tbit
-            state.trump_holder = seat
-            state.trump_face_up = False
-            state.swapped = True
-            state.phase = Phase.DECIDE  # the dealer now stays or exchanges
+        self._handlers[phase].act(self, state, state.to_act, action, results)
         return results
 
-    def _advance(self, state: State) -> bool:
-        """Move to the next seat in the queue; False when the queue is exhausted."""
-        state.qpos += 1
-        if state.qpos < len(state.queue):
-            state.to_act = state.queue[state.qpos]
-            return True
-        return False
+    # ------------------------------------------------------------------ primitives for rule objects
+    def fold(self, state: State, seat: int) -> None:
+        """``seat`` passes: out of the deal, its hand dead."""
+        d = state.deal
+        d.roles[seat] = Role.OUT
+        d.dead |= d.hands[seat]
+        d.hands[seat] = 0
 
-    def _fold(self, state: State, seat: int) -> None:
-        state.roles[seat] = Role.OUT
-        state.dead |= state.hands[seat]
-        state.hands[seat] = 0
+    def start_exchange(self, state: State, order: list[int], turns: list[ExchangeTurn]) -> None:
+        state.deal.xturns = turns
+        self.ask(state, Phase.EXCHANGE, order)
+        self.open_exchange(state)
 
-    def _become_mauschler(self, state: State, seat: int) -> None:
-        state.mauschler = seat
-        state.roles[seat] = Role.MAUSCHLER
-        self._ask(state, Phase.GO_WITH, self.order_from(state, self.succ(state, seat))[:-1])
+    def open_exchange(self, state: State) -> None:
+        state.deal.marked = 0
+        state.deal.xturns[state.qpos].open(self, state, state.to_act)
 
-    def _after_go_with(self, state: State, results: list[DealResult]) -> None:
-        m = state.mauschler
-        goers = [s for s in self.order_from(state, self.succ(state, m)) if state.roles[s] is Role.GOER]
-        if not goers:
-            results.append(self._settle_no_play(state, m))
-            return
-        state.participants = [m, *goers]
-        if self.ruleset == "mauscheln_classic" and state.knocked:
-            # 4b: the knocker draws blind; 4c: the goers; 4d: the knocker discards one and takes the trump card.
-            self._start_exchange(state, [m, *goers, m],
-                                 [XKind.CLASSIC_BLIND, *[XKind.NORMAL] * len(goers), XKind.CLASSIC_FINAL])
-            return
-        kinds = [XKind.MODERN_KNOCK if state.knocked else XKind.NORMAL] + [XKind.NORMAL] * len(goers)
-        self._start_exchange(state, [m, *goers], kinds)
-
-    def _forced_knock(self, state: State) -> None:
-        """Classic forced knock on a new pot: everyone plays, the dealer swaps one card for the trump card."""
-        dealer = state.dealer
-        state.mauschler = dealer
-        state.knocked = True
-        for s in self.order_from(state, dealer):
-            state.roles[s] = Role.MAUSCHLER if s == dealer else Role.GOER
-        state.participants = self.order_from(state, dealer)
-        self._start_exchange(state, [dealer], [XKind.CLASSIC_FINAL])
-
-    def _start_exchange(self, state: State, order: list[int], kinds: list[XKind]) -> None:
-        state.xkinds = kinds
-        self._ask(state, Phase.EXCHANGE, order)
-        self._open_exchange(state)
-
-    def _open_exchange(self, state: State) -> None:
-        seat = state.to_act
-        kind = state.xkinds[state.qpos]
-        state.marked = 0
-        limit = min(self.hand_size, self.exchange_limit)
-        if kind is XKind.MODERN_KNOCK:
-            state.seen[seat] = True  # he now looks at his hand
-            state.xmin = 1
-            state.xcap = min(limit, len(state.stock) + 1) if self.stock_policy == "CAP" else limit
-        elif kind is XKind.CLASSIC_FINAL:
-            state.seen[seat] = True
-            state.blind[seat] = 0  # 4d: he picks up and sees his cards
-            state.xmin = state.xcap = 1
-        elif kind is XKind.CLASSIC_BLIND:
-            state.seen[seat] = True
-            state.xmin = 0
-            state.xcap = limit
-        else:
-            state.xmin = 0
-            state.xcap = min(limit, len(state.stock)) if self.stock_policy == "CAP" else limit
-
-    def _mark(self, state: State, seat: int, card: int) -> None:
+    def mark(self, state: State, seat: int, card: int) -> None:
+        """``seat`` marks ``card`` for discarding: it leaves the hand face down at once."""
+        d = state.deal
         bit = 1 << card
-        state.hands[seat] ^= bit
-        state.discards[seat] |= bit
-        state.discard_pile |= bit
-        state.marked += 1
+        d.hands[seat] ^= bit
+        d.discards[seat] |= bit
+        d.discard_pile |= bit
+        d.marked += 1
 
-    def _draw(self, state: State, k: int) -> int:
+    def take_trump_card(self, state: State, seat: int) -> None:
+        """``seat`` takes the face-up trump card into hand (knock, Béatrix)."""
+        d = state.deal
+        bit = 1 << d.trump_card
+        d.trump_holder = seat
+        d.trump_face_up = False
+        d.hands[seat] |= bit
+        d.drawn[seat] |= bit
+
+    def draw(self, state: State, k: int) -> int:
         """Draw ``k`` cards under the ruleset's shortage policy (RULES.md §1.7)."""
         got = 0
+        d = state.deal
         for _ in range(k):
-            if not state.stock:
-                self._reshuffle(state)  # replaces state.stock
-            got |= 1 << state.stock.pop()
+            if not d.stock:
+                self.stock.refill(self, state)  # replaces d.stock
+            got |= 1 << d.stock.pop()
         return got
 
-    def _reshuffle(self, state: State) -> None:
-        """RESHUFFLE: the discard pile (own discards included, dead cards not) becomes the stock."""
-        if self.stock_policy == "CAP":
-            raise RuntimeError("the CAP policy never reshuffles; the mask should have prevented this draw")
-        pool = list(iter_bits(state.discard_pile))
-        state.discard_pile = 0
-        if (self.stock_policy == "RESHUFFLE_TRUMP" and state.trump_face_up and not state.knocked):
-            pool.append(state.trump_card)
-            state.trump_face_up = False
-        if not pool:
-            raise RuntimeError("nothing left to reshuffle")
-        order = state.rng.permutation(len(pool))
-        state.stock = [pool[i] for i in order]
-
-    def _finish_exchange(self, state: State, seat: int, results: list[DealResult]) -> None:
-        k = state.marked
-        kind = state.xkinds[state.qpos]
-        if kind is XKind.CLASSIC_FINAL:
-            bit = 1 << state.trump_card
-            state.trump_holder = seat
-            state.trump_face_up = False
-            state.hands[seat] |= bit
-            state.drawn[seat] |= bit
-        elif kind is XKind.MODERN_KNOCK:
-            state.exchanged[seat] = k
-            bit = 1 << state.trump_card
-            state.trump_holder = seat
-            state.trump_face_up = False
-            state.hands[seat] |= bit
-            state.drawn[seat] |= bit
-            blind = self._draw(state, k - 1)
-            state.hands[seat] |= blind
-            state.drawn[seat] |= blind
-            state.blind[seat] = blind
-        elif kind is XKind.CLASSIC_BLIND:
-            state.exchanged[seat] = k
-            blind = self._draw(state, k)
-            state.hands[seat] |= blind
-            state.drawn[seat] |= blind
-            state.blind[seat] = blind
-        else:
-            state.exchanged[seat] = k
-            got = self._draw(state, k)
-            state.hands[seat] |= got
-            state.drawn[seat] |= got
-        if kind is XKind.DECIDE:
-            state.phase = Phase.DECIDE
-            state.xkinds = []
-            self._decide_next(state, results)
+    def next_exchanger(self, state: State, results: list[DealResult]) -> None:
+        """After an exchange: the next seat of the queue exchanges, or the exchange stage is over."""
+        if self.advance(state):
+            self.open_exchange(state)
             return
-        if self._advance(state):
-            self._open_exchange(state)
-            return
+        d = state.deal
         for s in range(self.n):
-            state.blind[s] = 0  # every goer has exchanged: the knocker sees his cards
-        self._start_play(state)
+            d.blind[s] = 0  # every goer has exchanged: a knocker sees his cards
+        self.proceed(state, results)
 
-    def _start_play(self, state: State, leader: int | None = None) -> None:
-        parts = [s for s in range(self.n) if state.roles[s] in PLAYING_ROLES]
-        state.participants = parts
-        if leader is None:
-            leader = state.mauschler if state.mauschler is not None else state.leader
+    def start_play(self, state: State) -> None:
+        """The first trick: participants in the rules' direction from ``deal.leader``."""
+        d = state.deal
+        parts = [s for s in range(self.n) if d.roles[s] in PLAYING_ROLES]
+        d.participants = parts
+        leader = d.leader
         order = sorted(parts, key=lambda s: ((s - leader) * self.direction) % self.n)
         for i, s in enumerate(order):
-            state.next_player[s] = order[(i + 1) % len(order)]
-        if self.as_card is not None and self.ruleset == "muschka":
-            state.as_holder = next((s for s in parts if state.hands[s] >> self.as_card & 1), None)
-        state.leader = leader
+            d.next_player[s] = order[(i + 1) % len(order)]
+        for hook in self.trick_hooks:
+            hook.start(self, state)
         state.phase = Phase.PLAY
         state.queue = []
         state.qpos = 0
         state.to_act = leader
-        state.trick = []
+        d.trick = []
 
-    def _play(self, state: State, seat: int, card: int, results: list[DealResult]) -> None:
-        state.hands[seat] ^= 1 << card
-        trick = state.trick
-        t = state.tables
-        if not trick:
-            state.led_suit = t.eff_suit[card]
-            state.win_card = card
-            state.win_seat = seat
-            state.trick_locked = False
-        elif state.trick_locked:
-            pass
-        elif (card == self.as_card and self.ruleset == "muschka" and state.trump_suit != SUITS.index("S")
-              and trick[0][1] == self.trump_ace[state.trump_suit]):
-            # Muschka: the ace of spades beats a led trump ace, and nothing beats it after.
-            state.win_card = card
-            state.win_seat = seat
-            state.trick_locked = True
-        elif t.beats[state.win_card] >> card & 1:
-            state.win_card = card
-            state.win_seat = seat
-        trick.append((seat, card))
-        if len(trick) < len(state.participants):
-            state.to_act = state.next_player[seat]
-            return
-        winner = state.win_seat
-        self._belli_check(state, trick)
-        state.tricks_won[winner] += 1
-        state.tricks.append(trick)
-        state.trick = []
-        state.leader = winner
-        state.to_act = winner
-        if len(state.tricks) == self.num_tricks:
-            results.append(self._settle_tricks(state))
+    def visible_hand(self, state: State, seat: int) -> int:
+        """The cards of ``seat``'s hand that seat has seen (blind knock cards excluded)."""
+        d = state.deal
+        if not d.seen[seat]:
+            return 0
+        return d.hands[seat] & ~d.blind[seat]
 
-    def _belli_check(self, state: State, trick: list[tuple[int, int]]) -> None:
-        """D20: the Belli and the trump ace in one trick cost the Belli's player S at settlement."""
-        if self.belli is None:
-            return
-        belli = self.belli_card[state.trump_suit]
-        ace = self.trump_ace[state.trump_suit]
-        seat_of = {c: s for s, c in trick}
-        if belli in seat_of and ace in seat_of:
-            receiver = seat_of[ace] if self.belli_penalty_to_ace else None
-            state.belli_owed.append((seat_of[belli], receiver))
-
-    # ------------------------------------------------------------------ mousel
-    def _mousel_turn(self, state: State) -> None:
-        """Skip seats that the auto rule makes IN (every other seat already OUT)."""
-        while state.to_act is not None:
-            seat = state.to_act
-            others = [s for s in range(self.n) if state.alive[s] and s != seat]
-            if all(state.roles[s] is Role.OUT for s in others):
-                state.roles[seat] = Role.IN
-                if not self._advance(state):
-                    state.to_act = None
-                continue
-            return
-
-    def _mousel_declare(self, state: State, seat: int, action: int, results: list[DealResult]) -> None:
-        if action == self.OUT:
-            self._fold(state, seat)
-        elif action == self.IN_LEAD:
-            state.roles[seat] = Role.COMMITTED
-            state.mauschler = seat
-        else:
-            state.roles[seat] = Role.IN
-        if self._advance(state):
-            self._mousel_turn(state)
-        else:
-            state.to_act = None
-        self._check_mousel_end(state, results)
-
-    def _check_mousel_end(self, state: State, results: list[DealResult]) -> None:
-        if state.phase is not Phase.DECLARE or state.to_act is not None:
-            return
-        ins = [s for s in self.order_from(state, self.forehand(state)) if state.roles[s] in (Role.IN, Role.COMMITTED)]
-        if len(ins) == 1:
-            results.append(self._settle_no_play(state, ins[0]))
-            return
-        fh = self.forehand(state)
-        if state.mauschler is None and state.roles[fh] is Role.IN:
-            state.roles[fh] = Role.COMMITTED
-            state.mauschler = fh
-        first = state.mauschler if state.mauschler is not None else ins[0]
-        order = [s for s in self.order_from(state, first) if s in ins]
-        kinds = [XKind.MODERN_KNOCK if (state.knocked and s == state.dealer) else XKind.NORMAL for s in order]
-        state.participants = order
-        state.leader = first
-        self._start_exchange(state, order, kinds)
-
-    # ------------------------------------------------------------------ mouche, muschka
-    def _decide_turn(self, state: State, results: list[DealResult]) -> None:
-        """The lone rule: a seat whose turn comes when all others have passed takes the deal."""
-        seat = state.to_act
-        if seat is None:
-            return
-        others = [s for s in range(self.n) if state.alive[s] and s != seat]
-        if all(state.roles[s] is Role.OUT for s in others):
-            state.roles[seat] = Role.STAYED
-            results.append(self._settle_lone(state, seat))
-
-    def _decide(self, state: State, seat: int, action: int, results: list[DealResult]) -> None:
-        if action == self.PASS:
-            self._fold(state, seat)
-        elif action == self.STAY:
-            state.roles[seat] = Role.STAYED
-        elif action == self.SWAP:
-            state.phase = Phase.SWAP
-            return
-        else:
-            state.roles[seat] = Role.EXCHANGED
-            state.marked = 0
-            self._mark(state, seat, action)
-            state.phase = Phase.EXCHANGE
-            state.xkinds = [XKind.DECIDE] * len(state.queue)
-            state.xmin = 1
-            state.xcap = self.hand_size
-            return
-        self._decide_next(state, results)
-
-    def _decide_next(self, state: State, results: list[DealResult]) -> None:
-        if self._advance(state):
-            self._decide_turn(state, results)
-            return
-        players = [s for s in self.order_from(state, self.forehand(state)) if state.roles[s] in PLAYING_ROLES]
-        if len(players) == 1:
-            results.append(self._settle_lone(state, players[0]))
-            return
-        if self.scoring == "mouche":
-            winner = self._best_mouche(state, players)
-            if winner is not None:
-                results.append(self._settle_mouche_hand(state, winner, players))
-                return
-        self._start_play(state, leader=players[0])
-
-    def _mouche_of(self, state: State, seat: int) -> tuple[bool, int, int] | None:
-        """(is trump, points, suit) when ``seat`` stayed with a flush of dealt cards."""
-        if state.roles[seat] is not Role.STAYED or (state.swapped and seat == state.dealer):
-            return None
-        hand = state.hands[seat]
-        cards = list(iter_bits(hand))
-        suits = set()
-        points = 0
-        for c in cards:
-            code = self.deck.codes[c]
-            points += POINTS.get(code[0], int(code[0]) if code[0].isdigit() else 10)
-            if self.pamphile and c == self.jc and self.pamphile_wild:
-                continue
-            suits.add(self.deck.suit[c])
-        if len(suits) != 1:
-            return None
-        suit = suits.pop()
-        return (suit == state.trump_suit, points, suit)
-
-    def _best_mouche(self, state: State, players: list[int]) -> int | None:
-        best = None
-        best_key = None
-        for rank, s in enumerate(players):  # players are in decision order from forehand
-            m = self._mouche_of(state, s)
-            if m is None:
-                continue
-            key = (m[0], m[1], -rank)
-            if best_key is None or key > best_key:
-                best, best_key = s, key
-        return best
-
-    # ------------------------------------------------------------------ classic offer
-    def _offer(self, state: State, seat: int, action: int) -> None:
-        if action == self.PUSH:
-            state.pushes += 1
-            nxt = self.succ(state, seat)
-            state.offer_seat = nxt
-            self._ante(state, nxt)  # back at the first seat after a full round: he pays again and must deal
-            self._ask(state, Phase.OFFER, [nxt])
-            return
-        state.dealer = seat
-        deal, state.pending_deal = state.pending_deal, None
-        self._after_stakes(state, deal)
-
-    # ------------------------------------------------------------------ settlement
-    def _settle_tricks(self, state: State) -> DealResult:
-        if self.scoring == "points":
-            return self._settle_points(state)
-        if self.scoring == "mouche":
-            return self._settle_mouche_tricks(state)
-        n = self.n
-        pot = state.pot
-        v = pot // self.num_tricks
-        credits = [0] * n
-        debits = [0] * n
-        for s in state.participants:
-            credits[s] = state.tricks_won[s] * v
-            state.chips[s] += credits[s]
-            state.pot -= credits[s]
-        for s in state.participants:
-            need = 2 if state.roles[s] in (Role.MAUSCHLER, Role.COMMITTED) else 1
-            if self.scoring == "flat":
-                owed = pot if state.tricks_won[s] < need else 0
-            else:
-                owed = pot * max(0, need - state.tricks_won[s])
-            paid = min(owed, state.chips[s])
-            debits[s] = paid
-            state.chips[s] -= paid
-            state.pot += paid
-        for payer, receiver in state.belli_owed:  # the Belli penalty is not part of P
-            paid = min(self.stake, state.chips[payer])
-            debits[payer] += paid
-            state.chips[payer] -= paid
-            if receiver is None:
-                state.pot += paid
-            else:
-                state.chips[receiver] += paid
-                credits[receiver] += paid
-        return self._finish(state, "settled", pot, credits, debits, state.mauschler)
-
-    def _settle_no_play(self, state: State, seat: int) -> DealResult:
-        pot = state.pot
-        credits = [0] * self.n
-        credits[seat] = pot
-        state.chips[seat] += pot
-        state.pot = 0
-        return self._finish(state, "no_play", pot, credits, [0] * self.n, seat)
-
-    def _mouche_payment(self, state: State, seat: int, pot: int) -> int:
-        owed = pot if self.mery_cap is None else min(pot, self.mery_cap)
-        paid = min(owed, state.chips[seat])
-        state.chips[seat] -= paid
+    # ------------------------------------------------------------------ settlement primitives
+    def pay(self, state: State, seat: int, owed: int) -> int:
+        """``seat`` pays min(owed, chips) (D5); returns what it paid (the caller says to whom)."""
+        chips = state.session.chips
+        paid = min(owed, chips[seat])
+        chips[seat] -= paid
         return paid
 
-    def _collect(self, state: State, payments: list[int]) -> None:
-        """Mouche payments go to the pot, or with the queue each becomes an escrow item."""
-        for paid in payments:
-            if not paid:
-                continue
-            if self.queue_option:
-                state.escrow.append(paid)
-            else:
-                state.pot += paid
+    def credit_tricks(self, state: State, value: int, credits: list[int]) -> None:
+        """Step 1 of RULES.md §3.1/§3.3: each participant receives its tricks times ``value`` from the pot."""
+        session, d = state.session, state.deal
+        for s in d.participants:
+            credits[s] = d.tricks_won[s] * value
+            session.chips[s] += credits[s]
+            session.pot -= credits[s]
 
-    def _settle_lone(self, state: State, seat: int) -> DealResult:
-        if self.scoring == "points":
-            state.participants = [seat]
-            state.tricks_won[seat] = self.num_tricks
-            return self._settle_points(state, lone=seat)
-        return self._settle_no_play(state, seat)
-
-    def _settle_mouche_hand(self, state: State, winner: int, players: list[int]) -> DealResult:
-        pot = state.pot
+    def settle_no_play(self, state: State, seat: int) -> DealResult:
+        """``seat`` takes the whole pot without play; nobody pays."""
+        session = state.session
+        pot = session.pot
         credits = [0] * self.n
-        debits = [0] * self.n
-        credits[winner] = pot
-        state.pot = 0
-        if self.queue_option and self.collect_1730 and state.escrow:
-            credits[winner] += sum(state.escrow)
-            state.escrow = []
-        state.chips[winner] += credits[winner]
-        payments = []
-        for s in players:
-            if s != winner:
-                debits[s] = self._mouche_payment(state, s, pot)
-                payments.append(debits[s])
-        self._collect(state, payments)
-        return self._finish(state, "mouche", pot, credits, debits, winner)
+        credits[seat] = pot
+        session.chips[seat] += pot
+        session.pot = 0
+        return self.finish(state, DealKind.NO_PLAY, pot, credits, [0] * self.n, seat)
 
-    def _settle_mouche_tricks(self, state: State) -> DealResult:
-        pot = state.pot
-        v = pot // self.num_tricks
-        credits = [0] * self.n
-        debits = [0] * self.n
-        for s in state.participants:
-            credits[s] = state.tricks_won[s] * v
-            state.chips[s] += credits[s]
-            state.pot -= credits[s]
-        payments = []
-        for s in self.order_from(state, self.forehand(state)):
-            if s in state.participants and state.tricks_won[s] == 0:
-                debits[s] = self._mouche_payment(state, s, pot)
-                payments.append(debits[s])
-        self._collect(state, payments)
-        return self._finish(state, "settled", pot, credits, debits, None)
-
-    def _settle_points(self, state: State, lone: int | None = None) -> DealResult:
-        """RULES.md §3.4: Muschka points, counting down to exactly 0."""
-        n = self.n
-        old = list(state.scores)
-        spades_trump = state.trump_suit == SUITS.index("S")
-        for s in state.participants:
-            t = state.tricks_won[s]
-            delta = -t if t else 5
-            if s == state.as_holder:
-                if t >= 1:
-                    delta -= 10 if spades_trump else 5
-                else:
-                    delta = 10
-            new = state.scores[s] + delta
-            state.scores[s] = self.start_score if new < 0 else new
-        deltas = [old[s] - state.scores[s] for s in range(n)]
+    def throw_in(self, state: State) -> DealResult:
+        """Nobody declared: the deal is void and the pot stays (a throw-in; does not count as settled)."""
+        session = state.session
         result = DealResult(
-            kind="no_play" if lone is not None else "settled",
-            dealer=state.dealer,
-            pot_before=0,
-            pot_after=0,
-            deltas=deltas,
-            tricks=list(state.tricks_won),
-            credits=[0] * n,
-            debits=[0] * n,
-            mauschler=lone,
-            scores=list(state.scores),
-        )
-        state.results.append(result)
-        state.deals_settled += 1
-        state.throw_in_streak = 0
-        self._next_deal(state)
-        return result
-
-    def _throw_in(self, state: State) -> DealResult:
-        result = DealResult(
-            kind="throw_in",
-            dealer=state.dealer,
-            pot_before=state.pot,
-            pot_after=state.pot,
-            deltas=[state.chips[s] - state.deal_start_chips[s] for s in range(self.n)],
+            kind=DealKind.THROW_IN,
+            dealer=session.dealer,
+            pot_before=session.pot,
+            pot_after=session.pot,
+            deltas=[session.chips[s] - state.deal.start_chips[s] for s in range(self.n)],
             tricks=[0] * self.n,
             credits=[0] * self.n,
             debits=[0] * self.n,
         )
-        state.results.append(result)
-        state.throw_in_streak += 1
-        self._next_deal(state)
+        session.results.append(result)
+        session.throw_in_streak += 1
+        self.next_deal(state)
         return result
 
-    def _finish(self, state: State, kind: str, pot: int, credits: list[int], debits: list[int],
-                who: int | None) -> DealResult:
+    def finish(self, state: State, kind: DealKind, pot: int, credits: list[int], debits: list[int],
+               who: int | None, deltas: list[int] | None = None, scores: list[int] | None = None) -> DealResult:
+        """Record a settled deal and move on to the next (or end the session)."""
+        session = state.session
         result = DealResult(
             kind=kind,
-            dealer=state.dealer,
+            dealer=session.dealer,
             pot_before=pot,
-            pot_after=state.pot,
-            deltas=[state.chips[s] - state.deal_start_chips[s] for s in range(self.n)],
-            tricks=list(state.tricks_won),
+            pot_after=session.pot,
+            deltas=deltas if deltas is not None else [session.chips[s] - state.deal.start_chips[s] for s in range(self.n)],
+            tricks=list(state.deal.tricks_won),
             credits=credits,
             debits=debits,
             mauschler=who,
+            scores=scores,
         )
-        state.results.append(result)
-        state.deals_settled += 1
-        state.throw_in_streak = 0
-        self._next_deal(state)
+        session.results.append(result)
+        session.deals_settled += 1
+        session.throw_in_streak = 0
+        self.next_deal(state)
         return result
 
-    def _next_deal(self, state: State) -> None:
-        """RULES.md §3.5: eliminate seats at 0 chips, end or rotate the deal."""
-        if self.scoring != "points":
+    def next_deal(self, state: State) -> None:
+        """RULES.md §3.5: eliminate seats at 0 chips, end the session or rotate the deal."""
+        session = state.session
+        if self.scoring.uses_chips:
             for s in range(self.n):
-                if state.alive[s] and state.chips[s] <= 0:
-                    state.alive[s] = False
-        max_deals = self.config.max_deals
-        ended = sum(state.alive) < 3 or (max_deals is not None and state.deals_settled >= max_deals)
-        if self.scoring == "points" and any(score == 0 for score in state.scores):
-            ended = True
-        if state.rounds_target is not None and state.deals_settled >= state.rounds_target:
-            ended = True
+                if session.alive[s] and session.chips[s] <= 0:
+                    session.alive[s] = False
+        max_deals = self.options.max_deals
+        ended = sum(session.alive) < 3 or (max_deals is not None and session.deals_settled >= max_deals)
+        for hook in self.end_hooks:
+            ended = hook(self, state) or ended
         if ended:
             self._end_session(state)
             return
-        if state.throw_in_streak >= self.config.max_throw_ins:
-            state.truncated = True
+        if session.throw_in_streak >= self.options.max_throw_ins or \
+                session.deals_settled >= self.options.max_session_deals:
+            session.truncated = True
             self._end_session(state)
             return
-        state.dealer = self.succ(state, state.dealer)
-        self._start_deal(state)
+        session.dealer = self.succ(state, session.dealer)
+        self.start_deal(state)
 
     def _end_session(self, state: State) -> None:
         state.phase = Phase.OVER
         state.to_act = None
         state.queue = []
 
-    # ------------------------------------------------------------------ views
-    def visible_hand(self, state: State, seat: int) -> int:
-        """The cards of ``seat``'s hand that seat has seen (blind knock cards excluded)."""
-        if not state.seen[seat]:
-            return 0
-        return state.hands[seat] & ~state.blind[seat]
-
+    # ------------------------------------------------------------------ invariants
     def check_invariants(self, state: State) -> None:
         """Raise :class:`RuntimeError` naming every inconsistency in ``state``.
 
         Checks: every card in exactly one place; chips + pot + reserve + escrow
         constant; hand sizes in play; the acting seat is live; no negative chips.
         """
+        session, d = state.session, state.deal
         problems: list[str] = []
-        places: list[tuple[str, int]] = [(f"hand {s}", h) for s, h in enumerate(state.hands)]
-        places.append(("stock", sum(1 << c for c in state.stock)))
-        if len(set(state.stock)) != len(state.stock):
+        places: list[tuple[str, int]] = [(f"hand {s}", h) for s, h in enumerate(d.hands)]
+        places.append(("stock", sum(1 << c for c in d.stock)))
+        if len(set(d.stock)) != len(d.stock):
             problems.append("stock holds a card twice")
-        if state.trump_face_up:
-            places.append(("trump card", 1 << state.trump_card))
-        places.append(("discards", state.discard_pile))
-        places.append(("dead", state.dead))
+        if d.trump_face_up:
+            places.append(("trump card", 1 << d.trump_card))
+        places.append(("discards", d.discard_pile))
+        places.append(("dead", d.dead))
         played = 0
-        for trick in [*state.tricks, state.trick]:
+        for trick in [*d.tricks, d.trick]:
             for _, c in trick:
                 if played >> c & 1:
                     problems.append(f"card {self.deck.codes[c]} played twice")
                 played |= 1 << c
         places.append(("played", played))
-        if state.undealt:
+        if d.undealt:
             places = [("undealt pack", self.deck.full_mask)]
         union = 0
         for name, mask in places:
@@ -1394,28 +1215,88 @@ class Game:
             union |= mask
         if union != self.deck.full_mask:
             problems.append(f"cards missing from every place: {self.deck.codes_of(self.deck.full_mask & ~union)}")
-        if state.phase is not Phase.OVER and (state.to_act is None or not state.alive[state.to_act]):
+        if state.phase is not Phase.OVER and (state.to_act is None or not session.alive[state.to_act]):
             problems.append(f"seat to act {state.to_act} is not live")
         if state.phase is Phase.PLAY:
-            done = len(state.tricks)
-            for s in state.participants:
-                played_now = any(p == s for p, _ in state.trick)
+            done = len(d.tricks)
+            for s in d.participants:
+                played_now = any(p == s for p, _ in d.trick)
                 expected = self.hand_size - done - played_now
-                if state.hands[s].bit_count() != expected:
-                    problems.append(f"seat {s} holds {state.hands[s].bit_count()} cards, expected {expected}")
-            if state.tricks and not state.trick and state.to_act != state.leader:
+                if d.hands[s].bit_count() != expected:
+                    problems.append(f"seat {s} holds {d.hands[s].bit_count()} cards, expected {expected}")
+            if d.tricks and not d.trick and state.to_act != d.leader:
                 problems.append("the trick winner does not lead")
-        money = sum(state.chips) + state.pot + state.reserve + sum(state.escrow)
-        if money != state.total:
-            problems.append(f"chips {sum(state.chips)} + pot {state.pot} + reserve {state.reserve} + escrow "
-                            f"{sum(state.escrow)} != {state.total}")
-        if any(c < 0 for c in state.chips) or state.pot < 0 or state.reserve < 0 or any(e <= 0 for e in state.escrow):
-            problems.append(f"negative chips, pot, reserve or escrow: {state.chips}, {state.pot}, {state.reserve}")
-        if self.scoring == "points":
-            replay = list(state.start_scores)
-            for r in state.results:
-                replay = [replay[s] - r.deltas[s] for s in range(self.n)]
-            if replay != state.scores or any(x < 0 for x in state.scores):
-                problems.append(f"scores {state.scores} do not follow from the deals' deltas ({replay})")
+        money = sum(session.chips) + session.pot + session.reserve + sum(session.escrow)
+        if money != session.total:
+            problems.append(f"chips {sum(session.chips)} + pot {session.pot} + reserve {session.reserve} + escrow "
+                            f"{sum(session.escrow)} != {session.total}")
+        if any(c < 0 for c in session.chips) or session.pot < 0 or session.reserve < 0 \
+                or any(e <= 0 for e in session.escrow):
+            problems.append(f"negative chips, pot, reserve or escrow: {session.chips}, {session.pot}, {session.reserve}")
+        problems += self.scoring.check(self, state)
         if problems:
             raise RuntimeError("invariant violated: " + "; ".join(problems))
+
+
+class _ExchangeDecision(Stage):
+    """The exchange decisions (``Phase.EXCHANGE``): mark cards one at a time, then ``done`` draws."""
+
+    phases = (Phase.EXCHANGE,)
+    actions = Exchange.actions
+
+    def legal(self, g: Game, st: State, seat: int) -> list[int]:
+        d = st.deal
+        acts = list(iter_bits(d.hands[seat] & ~d.blind[seat])) if d.marked < d.xcap else []
+        if d.marked >= d.xmin:
+            acts.append(g.DONE)
+        return acts
+
+    def act(self, g: Game, st: State, seat: int, action: int, results: list[DealResult]) -> None:
+        if action != g.DONE:
+            g.mark(st, seat, action)
+            return
+        turn = st.deal.xturns[st.qpos]
+        turn.finish(g, st, seat, st.deal.marked)
+        turn.after(g, st, results)
+
+
+class _PlayDecision(Stage):
+    """The card play (``Phase.PLAY``): a card to the trick; the last card of the last trick settles."""
+
+    phases = (Phase.PLAY,)
+    actions = Play.actions
+
+    def act(self, g: Game, st: State, seat: int, card: int, results: list[DealResult]) -> None:
+        d = st.deal
+        d.hands[seat] ^= 1 << card
+        trick = d.trick
+        if not trick:
+            d.led_suit = d.tables.eff_suit[card]
+            d.win_card = card
+            d.win_seat = seat
+        else:
+            for hook in g.trick_hooks:
+                if hook.beats(g, st, seat, card):
+                    break
+            else:
+                if d.tables.beats[d.win_card] >> card & 1:
+                    d.win_card = card
+                    d.win_seat = seat
+        trick.append((seat, card))
+        if len(trick) < len(d.participants):
+            st.to_act = d.next_player[seat]
+            return
+        winner = d.win_seat
+        for hook in g.trick_hooks:
+            hook.trick_done(g, st, trick)
+        d.tricks_won[winner] += 1
+        d.tricks.append(trick)
+        d.trick = []
+        d.leader = winner
+        st.to_act = winner
+        if len(d.tricks) == g.num_tricks:
+            g.proceed(st, results)
+
+
+_EXCHANGE = _ExchangeDecision()
+_PLAY = _PlayDecision()

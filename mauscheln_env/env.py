@@ -14,16 +14,20 @@ declares that he will take two of the four tricks and the others decide whether
 to go with him. The same environment plays the whole family of RULES.md, chosen
 by `ruleset=`: `mauscheln` (default), `mauscheln_classic`, `mousel`, `mouche`
 and `muschka`, each with its options (one page per ruleset in `docs/rulesets/`).
-This module adapts the pure engine in `mauscheln_env.engine` and decides no rule.
+This module adapts the pure engine in `mauscheln_env.engine` (its rule objects
+live in `mauscheln_env/rulesets/`, one module per ruleset) and decides no rule.
 
 ## Episodes
 
 An episode is a session of `max_deals` settled deals (default 1) with the pot
 carried over. A throw-in (nobody declares) does not count towards `max_deals`;
-the next dealer antes on top. Fewer than three seats with chips, or
-`max_throw_ins` (default 50) throw-ins in a row (truncation), end it early.
-Seats at 0 chips are eliminated and never act again; every agent terminates
-together when the session ends.
+the next dealer antes on top. Fewer than three seats with chips (and, by the
+rules, a Muschka score of exactly 0 or Mouche's `rounds`) end it early
+(termination); `max_throw_ins` (default 50) throw-ins in a row, or
+`max_session_deals` settled deals (default 1000, Muschka 500; so that every
+session ends, even with `max_deals=None`), truncate it. Seats at 0 chips are
+eliminated and never act again; every agent terminates together when the
+session ends.
 
 ## Actions
 
@@ -72,7 +76,8 @@ the change of the pot, the reserve (classic cap) and the escrow (Mouche queue).
 
 ## Infos
 
-`phase`, `dealer`, `pot`, `chips` (by seat), `trump` (the trump card's code),
+`phase`, `dealer`, `pot`, `chips` (by seat), `trump` (the trump card's code;
+None while the pack is not dealt, during the classic offer to deal or push),
 `hand` (own cards seen), `roles` (by seat: `undecided`, `declined`,
 `mauschler`, `goer`, `out`, `in`, `committed`, `stayed`, `exchanged`,
 `eliminated`), `trick` (`[seat, card]` pairs in play order), `tricks_won`,
@@ -89,7 +94,8 @@ mauscheln_env.env(ruleset="mauscheln", num_players=None, render_mode=None, illeg
 `knock` (False), `knock_min_rank` ("Q"), `vierling` (False), `belli` (None,
 "7D" or "trump7"), `belli_penalty` ("pot"), `weli` (False), `stake` (4),
 `bankroll` (40), `max_deals` (1; None for unlimited), `max_throw_ins` (50),
-`deck_size` (derived: 32 for 3-5 players, 52 for 6-7). The other rulesets' options
+`max_session_deals` (1000), `deck_size` (derived: 32 for 3-5 players, 52 for
+6-7). The other rulesets' options
 are on their pages. `ruleset` may be the path of a preset in `configs/rules/`. `illegal_reward` (default minus the
 bankroll) is what `env()` gives an agent that plays outside the mask; `raw_env`
 raises `IllegalActionError` instead and leaves the state unchanged.
@@ -116,10 +122,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from mauscheln_env.config import RuleConfig, make_config
-from mauscheln_env.engine import PHASE_NAMES, DealSpec, Game, Phase, State
+from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, DealSpec, Game, Phase, State
 from mauscheln_env.errors import DealError, IllegalActionError, MauschelnError, SessionOverError
 from mauscheln_env.observation import Observer, Piece, layout_table
-from mauscheln_env.render import render_table, role_name
+from mauscheln_env.render import render_table
 
 RESET_OPTIONS = ("dealer", "chips", "scores", "pot", "deal")
 
@@ -133,8 +139,7 @@ def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode:
     """
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
-        cfg = e.config
-        illegal_reward = -float(cfg.start_score if cfg.spec.scoring == "points" else cfg.bankroll)
+        illegal_reward = -float(e.game.scoring.unit(e.game))
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
@@ -175,6 +180,7 @@ class raw_env(AECEnv):
         self._legal: list[int] = []
         # Last visible hand of each seat and its card codes (hands change rarely).
         self._hand_cache: list[tuple[int, tuple[str, ...]]] = [(-1, ())] * self.config.num_players
+        self._action_strings = [self.game.action_to_str(a) for a in range(self.config.num_actions)]
 
     # -------------------------------------------------------------- spaces & names
     def observation_space(self, agent: str) -> spaces.Space:
@@ -226,7 +232,7 @@ class raw_env(AECEnv):
             if not _is_int(d) or not 0 <= d < n:
                 raise MauschelnError(f"reset option dealer={d!r} is not a seat; allowed: 0..{n - 1}")
             out["dealer"] = int(d)
-        points = self.config.spec.scoring == "points"
+        points = not self.game.scoring.uses_chips
         for key in ("chips", "scores"):
             if options.get(key) is not None and (key == "scores") != points:
                 raise MauschelnError(
@@ -348,7 +354,7 @@ class raw_env(AECEnv):
                 rewards[self.possible_agents[s]] += delta
         self._cumulative_rewards[agent] = 0.0
         if state.phase is Phase.OVER:
-            trunc = state.truncated
+            trunc = state.session.truncated
             for a in self.agents:
                 self.terminations[a] = not trunc
                 self.truncations[a] = trunc
@@ -381,39 +387,44 @@ class raw_env(AECEnv):
         treat infos as read-only (copy before you modify them).
         """
         state = self._engine_state
+        session, deal = state.session, state.deal
         g = self.game
         codes = g.deck.codes
         legal = self._legal = g.legal_actions(state)
         phase = PHASE_NAMES[state.phase]
-        trump = codes[state.trump_card]
-        chips = list(state.chips)
-        roles = [role_name(state, s) for s in range(g.n)]
-        trick = [[s, codes[c]] for s, c in state.trick]
-        won = list(state.tricks_won)
+        trump = None if deal.undealt else codes[deal.trump_card]
+        chips = list(session.chips)
+        alive = session.alive
+        roles = [ROLE_NAMES[r] if alive[s] else "eliminated" for s, r in enumerate(deal.roles)]
+        trick = [[s, codes[c]] for s, c in deal.trick]
+        won = list(deal.tricks_won)
         to_act = state.to_act
-        points = g.scoring == "points"
+        legal_strings = [self._action_strings[x] for x in legal]
+        scores = list(session.scores) if not g.scoring.uses_chips else None
+        hands, seen, blind = deal.hands, deal.seen, deal.blind
         hand_cache = self._hand_cache
+        dealer, pot = session.dealer, session.pot
         infos = {}
         for a in self.agents:
             seat = self._seat[a]
-            hand = g.visible_hand(state, seat)
+            hand = hands[seat] & ~blind[seat] if seen[seat] else 0  # Game.visible_hand
             cached = hand_cache[seat]
             if cached[0] != hand:
                 cached = hand_cache[seat] = (hand, tuple(g.deck.codes_of(hand)))
             infos[a] = info = {
                 "phase": phase,
-                "dealer": state.dealer,
-                "pot": state.pot,
+                "dealer": dealer,
+                "pot": pot,
                 "chips": chips,
                 "trump": trump,
                 "hand": list(cached[1]),
                 "roles": roles,
                 "trick": trick,
                 "tricks_won": won,
-                "legal": [codes[x] if x < g.num_cards else g.action_to_str(x) for x in legal] if seat == to_act else [],
+                "legal": legal_strings if seat == to_act else [],
             }
-            if points:
-                info["scores"] = list(state.scores)
+            if scores is not None:
+                info["scores"] = list(scores)
         self.infos = infos
 
     # -------------------------------------------------------------- render

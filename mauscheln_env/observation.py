@@ -1,35 +1,265 @@
-"""Observation and state encoding: named pieces over one flat ``float32`` array.
+"""The observation schema: named pieces over one flat ``float32`` array, each with its encoder and decoder.
 
 The observer is kept apart from the rules (OpenSpiel style): the engine never
-builds arrays, and the layout table in the environment's documentation, the
-``Box`` shapes and the slicing helpers all come from :func:`observation_pieces`.
+builds arrays. A :class:`Piece` is a name, a shape, a meaning, a **reader**
+(the value the piece shows, read from a :class:`~mauscheln_env.engine.State`
+for one seat) and a **codec** (how that value is written into the array and
+read back from it). Everything that knows the layout takes it from the
+pieces: :class:`Observer` encodes with the codecs, the environment's docs
+table and ``Box`` shapes come from the same list, :meth:`Observer.decode`
+(what :mod:`agents.knowledge` reads) inverts each codec, and the batched
+engine and the tensor agents take offsets, widths and label orders from the
+pieces and their codecs.
 
 An observation is **egocentric**: per-seat pieces are indexed by the relative
 seat ``(seat - observer) mod n``, so index 0 is the observer, 1 the seat to his
 left, and so on. It has perfect recall within the deal (every public
 declaration, exchange count and card played, in which trick and by whom, plus
 the observer's own hand, discards and draws) and the public session state
-(chips, pot, dealer, live seats, progress).
+(chips, pot, dealer, live seats, progress). ``state()`` uses the same pieces in
+the absolute frame (seat 0 first) and adds the hidden ones (every hand,
+discard and draw, the stock, the dead cards).
 
-``state()`` uses the same pieces in the absolute frame (seat 0 first) and adds
-the hidden ones (every hand, discard and draw, the stock, the dead cards).
+## When a piece is present
+
+One rule: **a piece is present exactly when the configured game has the rule
+that writes it.** The core pieces (:func:`observation_pieces`) are written by
+the engine core for every ruleset: chips and pot where the scoring uses chips
+(scores instead in Muschka), the dealer's ``knock`` where the ruleset's phases
+include the knock decision. Every other piece belongs to a rule object that
+the ruleset module adds for its options (``rules(game).pieces``): Vierling's
+``revealed``, the classic reshuffle's ``trump_face_up``, the cap's
+``reserve``, Schieben's ``pushes``, the queue's ``escrow``, the Pamphile
+bonus's ``announced``. Pieces appear in that order: core pieces, then the
+ruleset's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Game, Phase, Role, State
+
+# ---------------------------------------------------------------------- codecs
+#
+# A codec writes a piece's value with a few lines of Python source (``source``): the lines append the
+# flat index of every 1 to ``ones`` through ``ap`` and write every other value into ``out``; ``rel[x]``
+# is the observer-relative seat of absolute seat ``x`` and ``absolute[r]`` the inverse. The observer
+# compiles the lines of all its pieces into one function (the fast path of every step), and each piece
+# alone into its own reference encoder (:meth:`Piece.encoder`). ``decode`` reads a piece back.
+
+
+class Codec:
+    """How a piece's value is laid out: :meth:`source` writes it, :meth:`decode` reads it back."""
+
+    def source(self, off: int, value: str) -> list[str]:
+        """Lines that encode the value of the expression ``value`` at offset ``off``."""
+        raise NotImplementedError
+
+    def decode(self, view: np.ndarray, absolute: list[int]) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class OneHot(Codec):
+    """An index into ``labels`` (or None: all zeros)."""
+
+    labels: tuple[str, ...]
+
+    def source(self, off, value):
+        return [f"v = {value}", "if v is not None:", f"    ap({off} + v)"]
+
+    def decode(self, view, absolute):
+        hot = np.flatnonzero(view)
+        return int(hot[0]) if hot.size else None
+
+
+@dataclass(frozen=True)
+class SeatOneHot(Codec):
+    """An absolute seat (or None), shown at its relative position."""
+
+    def source(self, off, value):
+        return [f"v = {value}", "if v is not None:", f"    ap({off} + rel[v])"]
+
+    def decode(self, view, absolute):
+        hot = np.flatnonzero(view)
+        return absolute[int(hot[0])] if hot.size else None
+
+
+@dataclass(frozen=True)
+class SeatFlags(Codec):
+    """One flag per seat (a list by absolute seat)."""
+
+    def source(self, off, value):
+        return [f"v = {value}", "for r, x in enumerate(absolute):", "    if v[x]:", f"        ap({off} + r)"]
+
+    def decode(self, view, absolute):
+        flags = [False] * len(absolute)
+        for r in np.flatnonzero(view).tolist():
+            flags[absolute[r]] = True
+        return flags
+
+
+@dataclass(frozen=True)
+class SeatNumbers(Codec):
+    """A number per seat (a list by absolute seat), times ``scale``."""
+
+    num_players: int
+    scale: float
+
+    def source(self, off, value):
+        return [f"v = {value}", f"out[{off}:{off + self.num_players}] = [v[x] * {self.scale!r} for x in absolute]"]
+
+    def decode(self, view, absolute):
+        values = [0.0] * len(absolute)
+        for r, x in enumerate(absolute):
+            values[x] = float(view[r]) / self.scale if self.scale else 0.0
+        return values
+
+
+@dataclass(frozen=True)
+class Numbers(Codec):
+    """A fixed number of values (a tuple), each times its scale."""
+
+    scales: tuple[float, ...]
+
+    def source(self, off, value):
+        return [f"v = {value}"] + [f"out[{off + i}] = v[{i}] * {scale!r}" for i, scale in enumerate(self.scales)]
+
+    def decode(self, view, absolute):
+        return [float(view[i]) / s if s else 0.0 for i, s in enumerate(self.scales)]
+
+
+@dataclass(frozen=True)
+class Cards(Codec):
+    """A set of cards as a bit mask over the deck."""
+
+    def source(self, off, value):
+        return [f"m = {value}", "while m:", "    low = m & -m", f"    ap({off} + low.bit_length() - 1)",
+                "    m ^= low"]
+
+    def decode(self, view, absolute):
+        mask = 0
+        for c in np.flatnonzero(view).tolist():
+            mask |= 1 << c
+        return mask
+
+
+@dataclass(frozen=True)
+class CardList(Codec):
+    """A collection of card ids (e.g. the stock), shown as a set."""
+
+    def source(self, off, value):
+        return [f"for c in {value}:", f"    ap({off} + c)"]
+
+    def decode(self, view, absolute):
+        return np.flatnonzero(view).tolist()
+
+
+@dataclass(frozen=True)
+class SeatCards(Codec):
+    """A card mask per seat (a list by absolute seat), rows by relative seat."""
+
+    num_cards: int
+
+    def source(self, off, value):
+        return [f"v = {value}", f"base = {off}", "for x in absolute:", "    m = v[x]", "    while m:",
+                "        low = m & -m", "        ap(base + low.bit_length() - 1)", "        m ^= low",
+                f"    base += {self.num_cards}"]
+
+    def decode(self, view, absolute):
+        masks = [0] * len(absolute)
+        for r, c in zip(*np.nonzero(view)):
+            masks[absolute[int(r)]] |= 1 << int(c)
+        return masks
+
+
+@dataclass(frozen=True)
+class SeatLabels(Codec):
+    """One label per seat, one-hot rows by relative seat.
+
+    The value is a list by absolute seat; ``lookup`` (a name the piece binds,
+    or None) maps each entry to its label's index.
+    """
+
+    labels: tuple[str, ...]
+    lookup: str | None = None
+
+    def source(self, off, value):
+        item = "v[x]" if self.lookup is None else f"{self.lookup}[v[x]]"
+        return [f"v = {value}", f"base = {off}", "for x in absolute:", f"    ap(base + {item})",
+                f"    base += {len(self.labels)}"]
+
+    def decode(self, view, absolute):
+        values: list[int | None] = [None] * len(absolute)
+        for r, v in zip(*np.nonzero(view)):
+            values[absolute[int(r)]] = int(v)
+        return values
+
+
+@dataclass(frozen=True)
+class TrickCards(Codec):
+    """The tricks so far (lists of ``(seat, card)``) -> one-hot ``[trick, relative seat, card]``."""
+
+    num_players: int
+    num_cards: int
+
+    def source(self, off, value):
+        return [f"base = {off}", f"for trick in {value}:", "    for x, c in trick:",
+                f"        ap(base + rel[x] * {self.num_cards} + c)", f"    base += {self.num_players * self.num_cards}"]
+
+    def decode(self, view, absolute):
+        T, n, _ = view.shape
+        cards: list[list[int | None]] = [[None] * n for _ in range(T)]
+        for t, r, c in zip(*np.nonzero(view)):
+            cards[int(t)][absolute[int(r)]] = int(c)
+        return cards
+
+
+@dataclass(frozen=True)
+class TrickLeaders(Codec):
+    """The tricks so far (lists of ``(seat, card)``) -> one-hot ``[trick, relative seat of its leader]``."""
+
+    num_players: int
+
+    def source(self, off, value):
+        return [f"base = {off}", f"for trick in {value}:", "    ap(base + rel[trick[0][0]])",
+                f"    base += {self.num_players}"]
+
+    def decode(self, view, absolute):
+        leaders: list[int | None] = [None] * view.shape[0]
+        for t, r in zip(*np.nonzero(view)):
+            leaders[int(t)] = absolute[int(r)]
+        return leaders
+
+
+# ---------------------------------------------------------------------- pieces
+
+Encoder = Callable[[State, int, list, list, np.ndarray], list]
+"""``encoder(state, me, rel, absolute, out) -> ones``: writes ``out``, returns the flat indices of its ones."""
+
+_HEAD = ["d = st.deal", "s = st.session", "ones = []", "ap = ones.append"]
 
 
 @dataclass(frozen=True)
 class Piece:
+    """One named piece of the observation: its shape, meaning, reader and codec.
+
+    ``read`` is a Python expression of the value the piece shows to the
+    observer ``me``, over ``st`` (the :class:`State`), ``d`` (its deal), ``s``
+    (its session) and the objects in ``names``; the codec lays it out.
+    """
+
     name: str
     shape: tuple[int, ...]
     doc: str
+    read: str
+    codec: Codec
+    names: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -38,74 +268,116 @@ class Piece:
             size *= d
         return size
 
+    def value(self, state: State, seat: int) -> Any:
+        """The piece's value for ``seat`` (its reader, evaluated)."""
+        scope = {"st": state, "d": state.deal, "s": state.session, "me": seat}
+        return eval(self.read, dict(self.names), scope)  # noqa: S307 - our own reader expression
+
+    def encoder(self, off: int) -> Encoder:
+        """This piece's reference encoder, at offset ``off``."""
+        return _compile([self], [off])
+
+
+def _compile(pieces: Sequence[Piece], offsets: Sequence[int]) -> Encoder:
+    """One function that encodes every piece in turn (see the codecs above)."""
+    lines = ["def encode(st, me, rel, absolute, out):", *("    " + line for line in _HEAD)]
+    names: dict[str, Any] = {}
+    for piece, off in zip(pieces, offsets):
+        for key, obj in piece.names.items():
+            if key in names and names[key] is not obj:
+                raise RuntimeError(f"observation pieces bind the name {key!r} to different objects")
+            names[key] = obj
+        lines.append(f"    # {piece.name}")
+        lines += ["    " + line for line in piece.codec.source(off, piece.read)]
+    lines.append("    return ones")
+    namespace = dict(names)
+    exec(compile("\n".join(lines), f"<observation encoder: {', '.join(p.name for p in pieces)}>", "exec"),  # noqa: S102
+         namespace)
+    encode = namespace["encode"]
+    encode.source = "\n".join(lines)
+    return encode
+
 
 def observation_pieces(game: Game, omniscient: bool = False) -> list[Piece]:
-    """The named pieces of an observation (``omniscient=False``) or of ``state()``.
-
-    Pieces that only some rulesets or options need (``knock``, ``pot``,
-    ``revealed``, ``reserve``, ...) are present only there; everything else has
-    the same name, order and meaning in every ruleset.
-    """
+    """The named pieces of an observation (``omniscient=False``) or of ``state()``; see "When a piece is present"."""
     n, N, H, T = game.n, game.num_cards, game.hand_size, game.num_tricks
     spec = game.spec
     frame = "seat" if omniscient else "relative seat"
-    points = game.scoring == "points"
+    cfg = game.config
+    scoring = game.scoring
+    unit = 1.0 / scoring.unit(game)
+    phase_pos: list[int | None] = [None] * len(Phase)
+    for i, name in enumerate(spec.phases):
+        phase_pos[Phase[name.upper()]] = i
+    role_pos = [0] * len(Role)
+    for i, name in enumerate(spec.roles):
+        role_pos[Role[name.upper()]] = i
+    progress = 0.0 if cfg.max_deals is None else 1.0 / cfg.max_deals
+    tricks = "(d.tricks + [d.trick] if d.trick else d.tricks)"
     pieces = [
-        Piece("phase", (len(spec.phases),), f"one-hot: {', '.join(spec.phases)} (all 0 when over)"),
-        Piece("to_act", (n,), f"one-hot {frame} to act"),
-        Piece("dealer", (n,), f"one-hot {frame} of the dealer"),
-        Piece("live", (n,), f"1 per {frame} still in the session (not eliminated)"),
-        Piece("scores", (n,), f"score per {frame} / start score") if points
-        else Piece("chips", (n,), f"chips per {frame} / bankroll"),
+        Piece("phase", (len(spec.phases),), f"one-hot: {', '.join(spec.phases)} (all 0 when over)",
+              "phase_pos[st.phase]", OneHot(tuple(spec.phases)), {"phase_pos": phase_pos}),
+        Piece("to_act", (n,), f"one-hot {frame} to act", "st.to_act", SeatOneHot()),
+        Piece("dealer", (n,), f"one-hot {frame} of the dealer", "s.dealer", SeatOneHot()),
+        Piece("live", (n,), f"1 per {frame} still in the session (not eliminated)", "s.alive", SeatFlags()),
     ]
-    if not points:
-        pieces.append(Piece("pot", (1,), "pot / bankroll"))
-    pieces.append(Piece("progress", (1,), "settled deals / max_deals (0 when unlimited)"))
+    if scoring.uses_chips:
+        pieces += [
+            Piece("chips", (n,), f"chips per {frame} / bankroll", "s.chips", SeatNumbers(n, unit)),
+            Piece("pot", (1,), "pot / bankroll", "(s.pot,)", Numbers((unit,))),
+        ]
+    else:
+        pieces.append(Piece("scores", (n,), f"score per {frame} / start score", "s.scores", SeatNumbers(n, unit)))
+    pieces.append(Piece("progress", (1,), "settled deals / max_deals (0 when unlimited)", "(s.deals_settled,)",
+                        Numbers((progress,))))
     if omniscient:
         pieces += [
-            Piece("hands", (n, N), "every hand, by seat"),
-            Piece("discards", (n, N), "every seat's exchange discards"),
-            Piece("drawn", (n, N), "cards each seat received from the stock or the trump card"),
-            Piece("stock", (N,), "cards still in the stock"),
-            Piece("dead", (N,), "hands of seats that passed"),
+            Piece("hands", (n, N), "every hand, by seat", "d.hands", SeatCards(N)),
+            Piece("discards", (n, N), "every seat's exchange discards", "d.discards", SeatCards(N)),
+            Piece("drawn", (n, N), "cards each seat received from the stock or the trump card", "d.drawn",
+                  SeatCards(N)),
+            Piece("stock", (N,), "cards still in the stock", "d.stock", CardList()),
+            Piece("dead", (N,), "hands of seats that passed", "d.dead", Cards()),
         ]
     else:
         pieces += [
-            Piece("hand", (N,), "own cards seen (a blind knocker sees none until his exchange)"),
-            Piece("own_discards", (N,), "own exchange discards (also cards marked so far)"),
-            Piece("own_drawn", (N,), "cards received by own exchange, once seen"),
+            Piece("hand", (N,), "own cards seen (a blind knocker sees none until his exchange)",
+                  "visible_hand(st, me)", Cards(), {"visible_hand": game.visible_hand}),
+            Piece("own_discards", (N,), "own exchange discards (also cards marked so far)", "d.discards[me]", Cards()),
+            Piece("own_drawn", (N,), "cards received by own exchange, once seen", "d.drawn[me] & ~d.blind[me]",
+                  Cards()),
         ]
     pieces += [
-        Piece("trump_card", (N,), "one-hot: the card turned for trump"),
-        Piece("trump_suit", (4,), "one-hot: C, S, H, D"),
-        Piece("trump_taken_by", (n,), f"one-hot {frame} that took the trump card into hand"),
+        Piece("trump_card", (N,), "one-hot: the card turned for trump", "None if d.undealt else d.trump_card",
+              OneHot(tuple(game.deck.codes))),
+        Piece("trump_suit", (4,), "one-hot: C, S, H, D", "None if d.undealt else d.trump_suit",
+              OneHot(("C", "S", "H", "D"))),
+        Piece("trump_taken_by", (n,), f"one-hot {frame} that took the trump card into hand", "d.trump_holder",
+              SeatOneHot()),
     ]
     if "knock" in spec.phases:
-        pieces.append(Piece("knock", (2,), "[dealer knocked, dealer declined to knock]"))
+        pieces.append(Piece("knock", (2,), "[dealer knocked, dealer declined to knock]",
+                            "None if d.knocked is None else 1 - d.knocked", OneHot(("knocked", "declined"))))
+    exchange_pos = {None: 0, **{k: k + 1 for k in range(H + 1)}}
     pieces += [
-        Piece("roles", (n, len(spec.roles)), f"one-hot role per {frame}: {', '.join(spec.roles)}"),
-        Piece("exchanged", (n, H + 2), f"one-hot per {frame}: not yet, then 0..{H} cards exchanged"),
-        Piece("trick_cards", (T, n, N), f"card played in trick t by {frame}"),
-        Piece("trick_leader", (T, n), f"one-hot {frame} that led trick t"),
-        Piece("tricks_won", (n,), f"tricks won per {frame} / {T}"),
+        Piece("roles", (n, len(spec.roles)), f"one-hot role per {frame}: {', '.join(spec.roles)}", "d.roles",
+              SeatLabels(tuple(spec.roles), "role_pos"), {"role_pos": role_pos}),
+        Piece("exchanged", (n, H + 2), f"one-hot per {frame}: not yet, then 0..{H} cards exchanged", "d.exchanged",
+              SeatLabels(("not yet", *map(str, range(H + 1))), "exchange_pos"), {"exchange_pos": exchange_pos}),
+        Piece("trick_cards", (T, n, N), f"card played in trick t by {frame}", tricks, TrickCards(n, N)),
+        Piece("trick_leader", (T, n), f"one-hot {frame} that led trick t", tricks, TrickLeaders(n)),
+        # Shown once the card play has begun: a Muschka lone seat, credited with every trick without
+        # play, still shows none (the layout of mauscheln_v1).
+        Piece("tricks_won", (n,), f"tricks won per {frame} / {T} (0 until a card is played)",
+              "d.tricks_won if d.tricks or d.trick else no_tricks", SeatNumbers(n, 1.0 / T), {"no_tricks": [0] * n}),
     ]
-    if game.vierling:
-        pieces.append(Piece("revealed", (N,), "cards shown to everyone (Vierling quartets)"))
-    if game.stock_policy == "RESHUFFLE_TRUMP":
-        pieces.append(Piece("trump_face_up", (1,), "1 while the trump card lies face up"))
-    if game.cap is not None:
-        pieces.append(Piece("reserve", (1,), "reserve of the pot cap / bankroll"))
-    if game.schieben:
-        pieces.append(Piece("pushes", (1,), "times the deal was pushed this deal / seats"))
-    if game.queue_option:
-        pieces.append(Piece("escrow", (2,), "[queued mouche payments / bankroll, queued items / seats]"))
-    if game.pamphile_bonus:
-        pieces.append(Piece("announced", (n,), f"one-hot {frame} that announced the Pamphile"))
+    for piece in game.rules.pieces:
+        pieces.append(piece(game, frame) if callable(piece) and not isinstance(piece, Piece) else piece)
     return pieces
 
 
 class Observer:
-    """Encodes a :class:`State` for one seat (or for nobody: the full state)."""
+    """Encodes a :class:`State` for one seat (or for nobody: the full state) and decodes observations back."""
 
     def __init__(self, game: Game, omniscient: bool = False) -> None:
         self.game = game
@@ -117,45 +389,15 @@ class Observer:
             self.offsets[p.name] = off
             off += p.size
         self.size = off
-        cfg = game.config
-        self._chip_scale = 1.0 / (cfg.start_score if game.scoring == "points" else cfg.bankroll)
-        self._progress_scale = 0.0 if cfg.max_deals is None else 1.0 / cfg.max_deals
-        # Precomputed offsets and seat rotations for encode().
-        n, N = game.n, game.num_cards
-        o = self.offsets
-        names = [p.name for p in self.pieces]
-        self._o_pot = o.get("pot")
-        self._o_progress = o["progress"]
-        self._o_knock = o.get("knock")
-        self._phase_pos = [None] * len(Phase)
-        for i, name in enumerate(game.spec.phases):
-            self._phase_pos[Phase[name.upper()]] = i
-        self._role_pos = [0] * len(Role)
-        for i, name in enumerate(game.spec.roles):
-            self._role_pos[Role[name.upper()]] = i
-        self._num_roles = len(game.spec.roles)
-        self._extras = [name for name in ("revealed", "trump_face_up", "reserve", "pushes", "escrow", "announced")
-                        if name in names]
+        self.by_name = {p.name: p for p in self.pieces}
+        n = game.n
         self._rel = [[(s - me) % n for s in range(n)] for me in range(n)]
         self._abs = [[(me + r) % n for r in range(n)] for me in range(n)]
-        self._o_phase, self._o_to_act, self._o_dealer = o["phase"], o["to_act"], o["dealer"]
-        self._o_live, self._o_roles = o["live"], o["roles"]
-        self._o_chips = o["scores"] if game.scoring == "points" else o["chips"]
-        self._o_x, self._x_width = o["exchanged"], game.hand_size + 2
-        self._o_trump_card, self._o_trump_suit = o["trump_card"], o["trump_suit"]
-        self._o_taken = o["trump_taken_by"]
-        self._o_tl, self._o_tw = o["trick_leader"], o["tricks_won"]
-        self._inv_tricks = 1.0 / game.num_tricks
-        if not omniscient:
-            self._o_hand, self._o_disc, self._o_drawn = o["hand"], o["own_discards"], o["own_drawn"]
-        self._trick_seat_base = [
-            [o["trick_cards"] + self._rel[me][s] * N for s in range(n)] for me in range(n)
-        ]
+        self._encode = _compile(self.pieces, [self.offsets[p.name] for p in self.pieces])
 
     def slice(self, name: str) -> slice:
         off = self.offsets[name]
-        size = next(p.size for p in self.pieces if p.name == name)
-        return slice(off, off + size)
+        return slice(off, off + self.by_name[name].size)
 
     def views(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, reshaped views into a flat observation (no copies)."""
@@ -164,122 +406,27 @@ class Observer:
     def encode(self, state: State, seat: int | None = None) -> np.ndarray:
         """Observation of ``seat``; with an omniscient observer ``seat`` is ignored.
 
-        Written for speed (it runs once per decision): the indices of every 1
-        are gathered in pure Python and written with a single fancy assignment.
+        The pieces' encoders, compiled into one function, gather the flat
+        indices of every 1 (written with a single fancy assignment) and write
+        the other values.
         """
-        g = self.game
-        n, N = g.n, g.num_cards
-        o = self.offsets
         me = 0 if self.omniscient else seat
-        rel = self._rel[me]  # rel[absolute seat] -> relative seat
-        absolute = self._abs[me]  # absolute[relative seat] -> absolute seat
         out = np.zeros(self.size, dtype=np.float32)
-        idx: list[int] = []
-        ap = idx.append
-        phase = state.phase
-        if phase is not Phase.OVER:
-            ap(self._o_phase + self._phase_pos[phase])
-            ap(self._o_to_act + rel[state.to_act])
-        ap(self._o_dealer + rel[state.dealer])
-        alive, roles, exchanged = state.alive, state.roles, state.exchanged
-        chips = state.scores if g.scoring == "points" else state.chips
-        o_live, o_roles, o_x, xw = self._o_live, self._o_roles, self._o_x, self._x_width
-        role_pos, nr = self._role_pos, self._num_roles
-        for r in range(n):
-            s = absolute[r]
-            if alive[s]:
-                ap(o_live + r)
-            ap(o_roles + r * nr + role_pos[roles[s]])
-            k = exchanged[s]
-            ap(o_x + r * xw + (0 if k is None else k + 1))
-        scale = self._chip_scale
-        o_chips = self._o_chips
-        out[o_chips:o_chips + n] = [chips[s] * scale for s in absolute]
-        if self._o_pot is not None:
-            out[self._o_pot] = state.pot * scale
-        out[self._o_progress] = state.deals_settled * self._progress_scale
-        if self.omniscient:
-            for name, masks in (("hands", state.hands), ("discards", state.discards), ("drawn", state.drawn)):
-                base = o[name]
-                for s in range(n):
-                    m = masks[s]
-                    while m:
-                        low = m & -m
-                        ap(base + low.bit_length() - 1)
-                        m ^= low
-                    base += N
-            base = o["stock"]
-            for c in state.stock:
-                ap(base + c)
-            base = o["dead"]
-            m = state.dead
-            while m:
-                low = m & -m
-                ap(base + low.bit_length() - 1)
-                m ^= low
-        else:
-            for base, m in (
-                (self._o_hand, g.visible_hand(state, seat)),
-                (self._o_disc, state.discards[seat]),
-                (self._o_drawn, state.drawn[seat] & ~state.blind[seat]),
-            ):
-                while m:
-                    low = m & -m
-                    ap(base + low.bit_length() - 1)
-                    m ^= low
-        if not state.undealt:
-            ap(self._o_trump_card + state.trump_card)
-            ap(self._o_trump_suit + state.trump_suit)
-        if state.trump_holder is not None:
-            ap(self._o_taken + rel[state.trump_holder])
-        if state.knocked is not None and self._o_knock is not None:
-            ap(self._o_knock + (0 if state.knocked else 1))
-        if state.tricks or state.trick:
-            seat_base = self._trick_seat_base[me]  # offset of (trick 0, seat s, card 0)
-            o_tl = self._o_tl
-            stride = n * N
-            t_off = 0
-            tl = 0
-            for trick in state.tricks:
-                ap(o_tl + tl + rel[trick[0][0]])
-                for s, c in trick:
-                    ap(seat_base[s] + t_off + c)
-                t_off += stride
-                tl += n
-            trick = state.trick
-            if trick:
-                ap(o_tl + tl + rel[trick[0][0]])
-                for s, c in trick:
-                    ap(seat_base[s] + t_off + c)
-            o_tw = self._o_tw
-            won = state.tricks_won
-            inv_t = self._inv_tricks
-            out[o_tw:o_tw + n] = [won[s] * inv_t for s in absolute]
-        out[idx] = 1.0
-        if self._extras:
-            self._encode_extras(state, me, rel, out)
+        out[self._encode(state, me, self._rel[me], self._abs[me], out)] = 1.0
         return out
 
-    def _encode_extras(self, state: State, me: int, rel: list[int], out: np.ndarray) -> None:
-        """Pieces that only some rulesets and options have."""
-        o = self.offsets
-        n = self.game.n
-        for name in self._extras:
-            off = o[name]
-            if name == "revealed":
-                for c in iter_bits(state.revealed):
-                    out[off + c] = 1.0
-            elif name == "trump_face_up":
-                out[off] = float(state.trump_face_up)
-            elif name == "reserve":
-                out[off] = state.reserve * self._chip_scale
-            elif name == "pushes":
-                out[off] = state.pushes / n
-            elif name == "escrow":
-                out[off] = sum(state.escrow) * self._chip_scale
-                out[off + 1] = len(state.escrow) / n
-            elif name == "announced" and state.announced is not None:
-                out[off + rel[state.announced]] = 1.0
+    def decode(self, obs: np.ndarray, seat: int, names: Sequence[str] | None = None) -> dict[str, Any]:
+        """The values of the named pieces (every piece by default) as ``seat``'s observation shows them.
+
+        Seats come back absolute; card sets as bit masks; numbers unscaled.
+        """
+        absolute = self._abs[0 if self.omniscient else seat]
+        out = {}
+        for name in names if names is not None else self.by_name:
+            p = self.by_name[name]
+            off = self.offsets[name]
+            out[name] = p.codec.decode(obs[off:off + p.size].reshape(p.shape), absolute)
+        return out
 
 
 def layout_table(observer: Observer) -> str:
@@ -289,3 +436,9 @@ def layout_table(observer: Observer) -> str:
         rows.append(f"| `{p.name}` | {p.shape} | {observer.offsets[p.name]} | {p.doc} |")
     rows.append(f"| total | ({observer.size},) | | |")
     return "\n".join(rows)
+
+
+__all__ = [
+    "CardList", "Cards", "Codec", "Numbers", "Observer", "OneHot", "Piece", "SeatCards", "SeatFlags", "SeatLabels",
+    "SeatNumbers", "SeatOneHot", "TrickCards", "TrickLeaders", "layout_table", "observation_pieces",
+]

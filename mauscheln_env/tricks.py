@@ -8,13 +8,23 @@ named cards, and the batched engine can mirror it with tensor masks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from mauscheln_env.cards import Deck
 
-PROFILES = ("M", "F", "R")
-"""M: follow and beat, else trump and beat, else any trump, else anything.
-F: follow and beat, else beat with a trump if possible, else anything.
-R: follow, else trump, else anything; no duty to beat."""
+
+class TrickProfile(Enum):
+    """The obligations when following a trick (RULES.md §1.4); a ruleset's spec names one."""
+
+    M = "M"
+    """Mauscheln, classic, Mousel: follow and beat, else trump and beat, else any trump, else anything."""
+    F = "F"
+    """Mouche: follow and beat, else beat with a trump if possible, else anything."""
+    R = "R"
+    """Muschka: follow, else trump, else anything; no duty to beat."""
+
+
+PROFILES = tuple(TrickProfile)
 
 
 @dataclass(frozen=True)
@@ -70,7 +80,7 @@ def build_trump_tables(deck: Deck, rank_order: str, trump_suit: int, permanent_t
     return TrumpTables(trump_suit, trump_mask, eff_suit, eff_suit_mask, tuple(beats))
 
 
-def legal_follow(profile: str, hand: int, led_suit_mask: int, trump_mask: int, beats_winner: int) -> int:
+def legal_follow(profile: TrickProfile, hand: int, led_suit_mask: int, trump_mask: int, beats_winner: int) -> int:
     """The legal cards of ``hand`` when following a non-empty trick (RULES.md §1.4).
 
     ``led_suit_mask`` is the effective led suit, ``beats_winner`` the cards that
@@ -78,14 +88,14 @@ def legal_follow(profile: str, hand: int, led_suit_mask: int, trump_mask: int, b
     """
     follow = hand & led_suit_mask
     if follow:
-        if profile == "R":
+        if profile is TrickProfile.R:
             return follow
         return (follow & beats_winner) or follow
     trumps = hand & trump_mask
-    if profile == "M":
+    if profile is TrickProfile.M:
         if trumps:
             return (trumps & beats_winner) or trumps
         return hand
-    if profile == "F":
+    if profile is TrickProfile.F:
         return (trumps & beats_winner) or hand
     return trumps or hand

@@ -41,7 +41,7 @@ this step; it is part of the first deal's delta, paid when that deal ends.
 
 | key | shape | meaning |
 | --- | --- | --- |
-| `deal_kind` | int64[B] | how a deal ended in this step: `DEAL_NONE` 0, `DEAL_SETTLED` 1, `DEAL_NO_PLAY` 2, `DEAL_THROW_IN` 3 |
+| `deal_kind` | int64[B] | how a deal ended in this step: `DEAL_NONE` 0, `DEAL_SETTLED` 1, `DEAL_NO_PLAY` 2, `DEAL_THROW_IN` 3, `DEAL_MOUCHE` 4 |
 | `new_deal` | bool[B] | a new deal was dealt in this step (after a deal ended, or by auto-reset) |
 | `final_chips` | int64[B, n] | chips after this step (a new deal's ante paid); for a session that ended in this step, its final chips before the auto-reset |
 | `final_index` | int64[k] | only with ``final_observations=True``: the sessions that ended in this step |
@@ -74,7 +74,7 @@ import numpy as np
 import torch
 
 from mauscheln_env.config import RuleConfig
-from mauscheln_env.engine import DealSpec, Game, Phase, State
+from mauscheln_env.engine import DealKind, DealSpec, Game, Phase, State
 from mauscheln_env.errors import ConfigError, DealError, IllegalActionError, MauschelnError
 from mauscheln_env.observation import Observer
 
@@ -82,7 +82,9 @@ DEAL_NONE = 0
 DEAL_SETTLED = 1
 DEAL_NO_PLAY = 2
 DEAL_THROW_IN = 3
-DEAL_KINDS = {"settled": DEAL_SETTLED, "no_play": DEAL_NO_PLAY, "throw_in": DEAL_THROW_IN}
+DEAL_MOUCHE = 4
+DEAL_KINDS = {DealKind.SETTLED: DEAL_SETTLED, DealKind.NO_PLAY: DEAL_NO_PLAY, DealKind.THROW_IN: DEAL_THROW_IN,
+              DealKind.MOUCHE: DEAL_MOUCHE}
 """``DealResult.kind`` -> the code in ``info["deal_kind"]``."""
 
 RESET_OPTIONS = ("dealer", "chips", "pot", "deals")
@@ -313,8 +315,7 @@ class ReferenceVectorEnv(VectorEnv):
         return VecReset(*self._outputs())
 
     def _spec_from_order(self, order: np.ndarray, dealer: int) -> DealSpec:
-        probe = State(self.num_players, self._rngs[0])
-        return self.game.deal_from_deck(probe, order.tolist(), dealer)
+        return self.game.deal_from_deck(order.tolist(), dealer)
 
     def step(self, actions: torch.Tensor) -> VecStep:
         if not self.states:
@@ -344,10 +345,10 @@ class ReferenceVectorEnv(VectorEnv):
             for r in results:
                 rewards[b] += r.deltas
                 kinds[b] = DEAL_KINDS[r.kind]
-            final_chips[b] = state.chips
+            final_chips[b] = state.session.chips
             if state.phase is Phase.OVER:
-                trunc[b] = state.truncated
-                term[b] = not state.truncated
+                trunc[b] = state.session.truncated
+                term[b] = not state.session.truncated
                 if self.final_observations:
                     final_index.append(b)
                     final_obs.append(np.stack([self.observer.encode(state, s) for s in range(n)]))

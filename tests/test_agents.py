@@ -70,13 +70,13 @@ def _perturb_hidden(game: Game, state, seat: int, rng: np.random.Generator):
     hidden: list[int] = []
     for s in range(game.n):
         if s != seat:
-            hidden += [c for c in range(game.num_cards) if st.hands[s] >> c & 1]
-    hidden += list(st.stock)
-    hidden += [c for c in range(game.num_cards) if st.dead >> c & 1]
+            hidden += [c for c in range(game.num_cards) if st.deal.hands[s] >> c & 1]
+    hidden += list(st.deal.stock)
+    hidden += [c for c in range(game.num_cards) if st.deal.dead >> c & 1]
     others_discards = 0
     for s in range(game.n):
         if s != seat:
-            others_discards |= st.discards[s]
+            others_discards |= st.deal.discards[s]
     hidden += [c for c in range(game.num_cards) if others_discards >> c & 1]
     perm = dict(zip(hidden, rng.permutation(hidden).tolist()))
 
@@ -90,13 +90,13 @@ def _perturb_hidden(game: Game, state, seat: int, rng: np.random.Generator):
     for s in range(game.n):
         if s == seat:
             continue
-        st.hands[s] = m(st.hands[s])
-        st.discards[s] = m(st.discards[s])
-        st.drawn[s] = m(st.drawn[s])
-        st.blind[s] = m(st.blind[s])
-    st.stock = [perm.get(c, c) for c in st.stock]
-    st.dead = m(st.dead)
-    st.discard_pile = st.discards[seat] | m(state.discard_pile & ~state.discards[seat])
+        st.deal.hands[s] = m(st.deal.hands[s])
+        st.deal.discards[s] = m(st.deal.discards[s])
+        st.deal.drawn[s] = m(st.deal.drawn[s])
+        st.deal.blind[s] = m(st.deal.blind[s])
+    st.deal.stock = [perm.get(c, c) for c in st.deal.stock]
+    st.deal.dead = m(st.deal.dead)
+    st.deal.discard_pile = st.deal.discards[seat] | m(state.deal.discard_pile & ~state.deal.discards[seat])
     game.check_invariants(st)
     return st
 
@@ -113,7 +113,7 @@ def test_decisions_ignore_hidden_cards(name):
 
     def check(state, seat, obs, mask, info, action):
         nonlocal checked
-        if state.phase is Phase.KNOCK and state.seen[seat] is False and not state.hands[seat]:
+        if state.phase is Phase.KNOCK and state.deal.seen[seat] is False and not state.deal.hands[seat]:
             return
         if mask.sum() < 2:
             return
@@ -167,16 +167,16 @@ def test_knowledge_matches_the_state():
     def check(state, seat, obs, mask, info, action):
         k = reader.read(obs, info, seat, mask)
         assert k.hand == game.visible_hand(state, seat)
-        assert k.discards == state.discards[seat]
-        assert k.roles == list(state.roles)
-        assert k.exchanged == list(state.exchanged)
-        assert k.trump_card == state.trump_card and k.trump_holder == state.trump_holder
-        assert k.knocked == state.knocked and k.dealer == state.dealer and k.to_act == state.to_act
-        assert k.current_trick == list(state.trick)
-        for t, trick in enumerate(state.tricks):
+        assert k.discards == state.deal.discards[seat]
+        assert k.roles == list(state.deal.roles)
+        assert k.exchanged == list(state.deal.exchanged)
+        assert k.trump_card == state.deal.trump_card and k.trump_holder == state.deal.trump_holder
+        assert k.knocked == state.deal.knocked and k.dealer == state.session.dealer and k.to_act == state.to_act
+        assert k.current_trick == list(state.deal.trick)
+        for t, trick in enumerate(state.deal.tricks):
             for s, c in trick:
                 assert k.trick_cards[t][s] == c
-        assert k.tricks_done == len(state.tricks)
+        assert k.tricks_done == len(state.deal.tricks)
         assert k.legal == game.legal_actions(state)
 
     for d in range(20):

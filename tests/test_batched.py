@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -21,9 +20,11 @@ import torch
 
 from mauscheln_env import DealSpec, Game, Observer, make_config
 from mauscheln_env.batched import SUPPORTED, BatchedMauscheln, check_supported
-from mauscheln_env.config import MAUSCHELN, RULESETS, OptionSpec, RuleConfig
-from mauscheln_env.engine import Phase, State
+from mauscheln_env.config import RULESETS, RuleConfig
+from mauscheln_env.engine import Phase
 from mauscheln_env.errors import ConfigError, DealError, IllegalActionError, MauschelnError
+from mauscheln_env.rulesets.mauscheln import SPEC as MAUSCHELN
+from mauscheln_env.tricks import TrickProfile
 from mauscheln_env.vector import (
     DEAL_KINDS,
     DEAL_NONE,
@@ -91,8 +92,7 @@ def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict 
     env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy, compile=compile)
     np_rng = np.random.default_rng(seed)
     dealers = np_rng.integers(n, size=num_envs)
-    probe = State(n, np_rng)
-    specs = [game.deal_from_deck(probe, np_rng.permutation(N).tolist(), int(d)) for d in dealers]
+    specs = [game.deal_from_deck(np_rng.permutation(N).tolist(), int(d)) for d in dealers]
     options: dict = {"dealer": torch.as_tensor(dealers)}
     chips = pot = None
     if start_chips:
@@ -131,7 +131,7 @@ def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict 
             seat = int(others[b])
             assert_same_obs(observer, observer.encode(st, seat), other_obs[b], f"{where} session {b} seat {seat}")
             stats[f"phase_{Phase(st.phase).name.lower()}"] += 1
-            if st.phase is Phase.EXCHANGE and st.knocked and st.to_act == st.dealer:
+            if st.phase is Phase.EXCHANGE and st.deal.knocked and st.to_act == st.session.dealer:
                 stats["knocker_exchanges"] += 1
 
     compare(out.obs, out.mask, out.to_act, "reset")
@@ -154,11 +154,11 @@ def run_lockstep(config, num_envs: int, steps: int, *, seed: int, weights: dict 
             kind = DEAL_KINDS[results[-1].kind] if results else DEAL_NONE
             assert int(res.info["deal_kind"][b]) == kind, f"{where}: deal kind"
             assert bool(new_deal[b]) == bool(results), f"{where}: new deal"
-            assert res.info["final_chips"][b].tolist() == st.chips, f"{where}: final chips"
+            assert res.info["final_chips"][b].tolist() == st.session.chips, f"{where}: final chips"
             if st.phase is Phase.OVER:
-                stats["truncated" if st.truncated else "terminated"] += 1
-                stats["eliminations"] += n - sum(st.alive)
-                assert bool(res.truncated[b]) == st.truncated and bool(res.terminated[b]) != st.truncated, where
+                stats["truncated" if st.session.truncated else "terminated"] += 1
+                stats["eliminations"] += n - sum(st.session.alive)
+                assert bool(res.truncated[b]) == st.session.truncated and bool(res.terminated[b]) != st.session.truncated, where
                 j = final_index.index(b)
                 for s in range(n):
                     assert_same_obs(observer, observer.encode(st, s), res.info["final_obs"][j, s].numpy(),
@@ -296,13 +296,18 @@ def test_unsupported_ruleset_is_refused_naming_the_supported_ones(ruleset):
 def _config_with(option: str, value, spec_changes: dict | None = None) -> RuleConfig:
     """A mauscheln config with one option set, added to the spec when the spec lacks it."""
     base = make_config("mauscheln", 4)
-    spec = base.spec
+    spec, opts = base.spec, base.options
     if option not in spec.options:
-        extra = OptionSpec(option, None, type(value), "anything", "an option the batched engine lacks", nullable=True)
-        spec = dataclasses.replace(spec, options=MappingProxyType({**spec.options, option: extra}))
+        meta = {"allowed": "anything", "doc": "an option the batched engine lacks", "check": None}
+        extended = dataclasses.make_dataclass("Extended", [(option, object, dataclasses.field(default=None, metadata=meta))],
+                                              bases=(type(opts),), frozen=True)
+        spec = dataclasses.replace(spec, options_class=extended)
+        opts = extended(**opts.to_dict(), **{option: value})
+    else:
+        opts = dataclasses.replace(opts, **{option: value})
     if spec_changes:
         spec = dataclasses.replace(spec, **spec_changes)
-    return RuleConfig(spec, 4, base.deck, MappingProxyType({**base.options, option: value}))
+    return RuleConfig(spec, 4, base.deck, opts)
 
 
 @pytest.mark.parametrize("option, value", [("vierling", True), ("belli", "7D"), ("weli", True), ("hypothetical", 1)])
@@ -317,7 +322,7 @@ def test_unsupported_option_is_refused(option, value):
 
 
 def test_changed_rules_spec_is_refused():
-    config = _config_with("max_deals", 1, spec_changes={"trick_profile": "R"})
+    config = _config_with("max_deals", 1, spec_changes={"trick_profile": TrickProfile.R})
     with pytest.raises(ConfigError, match="trick_profile"):
         check_supported(config)
 

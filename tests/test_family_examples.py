@@ -37,7 +37,7 @@ def test_w1_hands_follow_the_classic_deal():
 
 def play_w1(sc: Scenario) -> None:
     env, state = sc.env, sc.state
-    assert state.pot == 24  # 20 carried in + A's stake of 4
+    assert state.session.pot == 24  # 20 carried in + A's stake of 4
     assert state.phase is Phase.KNOCK and sc.legal() == {"knock", "no_knock"}
     assert env.infos["player_0"]["hand"] == []  # the knock is blind
     sc.act(A, "knock")
@@ -49,7 +49,7 @@ def play_w1(sc: Scenario) -> None:
     assert set(env.infos["player_0"]["hand"]) == {"8S", "7C", "8D", "9D"}
     sc.exchange(A, ["8S", "7C", "8D", "9D"])
     assert env.infos["player_0"]["hand"] == []  # AC JC QS 9H lie face down
-    assert set(sc.game.deck.codes_of(state.hands[A])) == {"AC", "JC", "QS", "9H"}
+    assert set(sc.game.deck.codes_of(state.deal.hands[A])) == {"AC", "JC", "QS", "9H"}
     # 4c: the goers exchange from forehand.
     sc.exchange(B)
     sc.exchange(C, ["7S", "8C", "7D"])
@@ -61,7 +61,7 @@ def play_w1(sc: Scenario) -> None:
     assert sc.legal() == {"done"}
     sc.act(A, "done")
     assert set(env.infos["player_0"]["hand"]) == {"QH", "9H", "AC", "JC"}
-    assert state.trump_holder == A and state.phase is Phase.PLAY and state.to_act == A
+    assert state.deal.trump_holder == A and state.phase is Phase.PLAY and state.to_act == A
     sc.trick((A, "AC"), (B, "KH", {"KH", "AH", "7H"}), (C, "TH", {"TH", "JH"}))
     sc.trick((B, "AH"), (C, "JH", {"JH"}), (A, "9H", {"QH", "9H"}))
     sc.trick((B, "AS"), (C, "KS", {"KS"}), (A, "QH", {"QH"}))
@@ -71,7 +71,7 @@ def play_w1(sc: Scenario) -> None:
 def test_w1_classic_knock_on_the_queen_of_hearts():
     sc = w1_scenario(max_deals=2)
     play_w1(sc)
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.tricks == [1, 3, 0, 0, 0]
     assert result.pot_before == 24
     assert result.credits == [6, 18, 0, 0, 0]
@@ -79,7 +79,7 @@ def test_w1_classic_knock_on_the_queen_of_hearts():
     assert result.pot_after == 48
     assert result.deltas == [-22, 18, -24, 0, 0]
     # B deals next and antes 4: the next pot is 52 (€2.60).
-    assert sc.state.dealer == B and sc.state.pot == 52
+    assert sc.state.session.dealer == B and sc.state.session.pot == 52
 
 
 def test_w1_pot_cap_u4():
@@ -87,17 +87,17 @@ def test_w1_pot_cap_u4():
     sc = w1_scenario(max_deals=3, cap=40)
     play_w1(sc)
     state = sc.state
-    assert state.pot == 40 and state.reserve == 12
+    assert state.session.pot == 40 and state.session.reserve == 12
     # Next deal: B (dealer) knocks or not; let the mauschler take the pot without play.
     if state.phase is Phase.KNOCK:
         sc.act(B, "no_knock")
     sc.act(C, "mauscheln")
     for seat in (D, E, A, B):
         sc.act(seat, "pass")
-    assert state.results[-1].kind == "no_play" and state.results[-1].credits[C] == 40
+    assert state.session.results[-1].kind == "no_play" and state.session.results[-1].credits[C] == 40
     # C antes 4; the reserve tops the pot up: 4 + 12 = 16, reserve 0.
-    assert state.dealer == C and state.pot == 16 and state.reserve == 0
-    assert sum(state.chips) + state.pot + state.reserve == state.total
+    assert state.session.dealer == C and state.session.pot == 16 and state.session.reserve == 0
+    assert sum(state.session.chips) + state.session.pot + state.session.reserve == state.session.total
 
 
 W1B_HANDS_ONE_TRICK = {1: ["AS", "7H", "8H", "7D"], 2: ["KS", "QS", "AH", "AD"], 0: ["7C", "8C", "9C", "TC"]}
@@ -109,21 +109,21 @@ def test_w1b_follow_up_pot_of_52(hands, tricks, bete, next_pot):
     """W1b: P = 52, v = 13; a mauschler with 1 trick pays 52 (next pot 56), with 0 tricks 104 (next pot 108)."""
     sc = Scenario(None, 3, dealer=0, pot=48, ruleset="mauscheln_classic", classic_always_32=True,
                   hands=hands, trump="9S", max_deals=2)
-    assert sc.state.pot == 52
+    assert sc.state.session.pot == 52
     sc.act(1, "mauscheln")
     sc.act(2, "go")
     sc.act(0, "pass")
     sc.exchange(1)
     sc.exchange(2)
-    while sc.state.phase is Phase.PLAY and sc.state.deals_settled == 0:
+    while sc.state.phase is Phase.PLAY and sc.state.session.deals_settled == 0:
         seat = sc.state.to_act
         legal = sorted(sc.legal(), key=sc.game.deck.parse)
         sc.act(seat, legal[0])
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.tricks[1] == tricks and result.tricks[2] == 4 - tricks
     assert result.credits[1] == 13 * tricks
     assert result.debits == [0, bete, 0]
-    assert sc.state.pot == next_pot
+    assert sc.state.session.pot == next_pot
 
 
 # ---------------------------------------------------------------- W2: [000] generic statement
@@ -136,10 +136,10 @@ def play_one_against_one(sc: Scenario):
     sc.act(0, "pass")
     sc.exchange(1)
     sc.exchange(2)
-    while not sc.state.results:
+    while not sc.state.session.results:
         legal = sorted(sc.legal(), key=sc.game.deck.parse)
         sc.act(sc.state.to_act, legal[0])
-    return sc.state.results[-1]
+    return sc.state.session.results[-1]
 
 
 @pytest.mark.parametrize("mauschler_tricks", [1, 0])
@@ -180,7 +180,7 @@ def test_w6_hands_follow_the_mouche_deal():
 def test_w6_mouche_anna_ben_carla_dan():
     sc = Scenario(W6_DECK, 4, dealer=ANNA, ruleset="mouche", max_deals=2)
     state = sc.state
-    assert state.pot == 5 and state.phase is Phase.DECIDE and state.to_act == BEN
+    assert state.session.pot == 5 and state.phase is Phase.DECIDE and state.to_act == BEN
     assert {"stay", "pass"} <= sc.legal() and {"KH", "8S"} <= sc.legal()
     sc.act(BEN, "8S")  # starts the exchange
     sc.act(BEN, "6S")
@@ -190,19 +190,19 @@ def test_w6_mouche_anna_ben_carla_dan():
     sc.act(DAN, "stay")
     sc.act(ANNA, "stay")
     assert state.phase is Phase.PLAY and state.to_act == BEN
-    assert [state.roles[s] for s in (BEN, CARLA, DAN, ANNA)] == [Role.EXCHANGED, Role.OUT, Role.STAYED, Role.STAYED]
+    assert [state.deal.roles[s] for s in (BEN, CARLA, DAN, ANNA)] == [Role.EXCHANGED, Role.OUT, Role.STAYED, Role.STAYED]
     sc.trick((BEN, "KD"), (DAN, "7D", {"7D"}), (ANNA, "9D", {"9D"}))
     sc.trick((BEN, "QD"), (DAN, "JC", {"KC", "QC", "JC", "9H"}), (ANNA, "9S", {"AH", "TS", "9S", "8C"}))
     sc.trick((BEN, "KH"), (DAN, "9H", {"9H"}), (ANNA, "AH", {"AH"}))
     sc.trick((BEN, "7C"), (DAN, "KC", {"KC", "QC"}), (ANNA, "8C", {"8C"}))
     sc.trick((DAN, "QC"), (ANNA, "TS"), (BEN, "6C"))
-    result = state.results[-1]
+    result = state.session.results[-1]
     assert result.tricks[BEN] == 3 and result.tricks[DAN] == 2 and result.tricks[ANNA] == 0
     assert result.credits[BEN] == 3 and result.credits[DAN] == 2
     assert result.debits[ANNA] == 5  # Anna makes the mouche
     assert result.deltas == [-10, 2, 0, 3]  # by seat: Anna, Dan, Carla, Ben
     # Ben deals next and antes 5: the next pot is 10, each trick worth 2 (W7, one mouche made).
-    assert state.dealer == BEN and state.pot == 10
+    assert state.session.dealer == BEN and state.session.pot == 10
 
 
 def test_w7_two_mouches_make_a_pot_of_fifteen():
@@ -217,12 +217,12 @@ def test_w7_two_mouches_make_a_pot_of_fifteen():
     sc.act(2, "pass")
     sc.act(1, "stay")
     sc.act(0, "stay")
-    while not sc.state.results:
+    while not sc.state.session.results:
         legal = sorted(sc.legal(), key=sc.game.deck.parse)
         sc.act(sc.state.to_act, legal[0])
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.tricks[3] == 5 and result.debits == [5, 5, 0, 0]
-    assert sc.state.pot == 15  # 0 left + two mouches of 5 + the next ante of 5: tricks are worth 3
+    assert sc.state.session.pot == 15  # 0 left + two mouches of 5 + the next ante of 5: tricks are worth 3
 
 
 # ---------------------------------------------------------------- U1: mouche tie-breaks
@@ -245,7 +245,7 @@ Z_HEARTS = ["9H", "8H", "7H", "6H", "2H"]  # a trump mouche
 
 def test_u1_higher_points_win_the_mouche():
     sc = u1({X: X_CLUBS, Y: Y_SPADES}, stayers=[X, Y, 2])
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.kind == "mouche" and result.mauschler == X
     assert result.credits[X] == 5 and result.debits[Y] == 5 and result.debits[2] == 5
     assert sum(result.debits) == 10
@@ -253,15 +253,15 @@ def test_u1_higher_points_win_the_mouche():
 
 def test_u1_a_trump_mouche_beats_any_other():
     sc = u1({X: X_CLUBS, Y: Y_SPADES, Z: Z_HEARTS}, stayers=[X, Y, Z])
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.mauschler == Z and result.debits[X] == 5 and result.debits[Y] == 5
 
 
 def test_u1_equal_points_go_to_the_seat_nearer_the_dealers_right():
     sc = u1({X: ["KC", "QC", "JC", "AC", "9C"], Y: ["KS", "QS", "JS", "AS", "9S"]}, stayers=[X, Y])
-    assert sc.state.results[-1].mauschler == X
+    assert sc.state.session.results[-1].mauschler == X
     sc = u1({X: ["KC", "QC", "JC", "AC", "9C"], Y: ["KS", "QS", "JS", "AS", "9S"]}, stayers=[Y, X])
-    assert sc.state.results[-1].mauschler == X
+    assert sc.state.session.results[-1].mauschler == X
 
 
 # ---------------------------------------------------------------- U2: muschka scoring
@@ -275,26 +275,26 @@ def muschka_after_play(scores: list[int], tricks: list[int], as_holder: int | No
 
     game = Game(make_config("muschka", 3, max_deals=5))
     state = game.new_session(np.random.default_rng(0), scores=scores, dealer=0)
-    state.trump_suit = "CSHD".index(trump)
-    state.roles = [Role.STAYED] * 3
-    state.participants = [0, 1, 2]
-    state.tricks_won = list(tricks)
-    state.as_holder = as_holder
-    game._settle_points(state)
+    state.deal.trump_suit = "CSHD".index(trump)
+    state.deal.roles = [Role.STAYED] * 3
+    state.deal.participants = [0, 1, 2]
+    state.deal.tricks_won = list(tricks)
+    state.deal.as_holder = as_holder
+    game.scoring.settle(game, state)
     return state
 
 
 def test_u2_muschka_scoring():
     state = muschka_after_play([3, 2, 25], [3, 2, 0], None, "H")
-    assert state.results[-1].scores == [0, 0, 25 + 5]
+    assert state.session.results[-1].scores == [0, 0, 25 + 5]
     assert state.over  # a seat reached exactly 0: the session ends
     state = muschka_after_play([2, 20, 25], [3, 2, 0], None, "H")
-    assert state.results[-1].scores[0] == 25  # 2 - 3 = -1: one trick too many resets to 25
+    assert state.session.results[-1].scores[0] == 25  # 2 - 3 = -1: one trick too many resets to 25
     state = muschka_after_play([20, 20, 20], [0, 3, 2], 0, "H")
-    assert state.results[-1].scores[0] == 30  # AS holder, hearts trump, no trick: +10
+    assert state.session.results[-1].scores[0] == 30  # AS holder, hearts trump, no trick: +10
     state = muschka_after_play([20, 20, 20], [2, 3, 0], 0, "S")
-    assert state.results[-1].scores[0] == 8  # AS holder, spades trump, 2 tricks: -2 - 10 = -12
-    assert state.results[-1].deltas[0] == 12  # the reward is the decrease of the score
+    assert state.session.results[-1].scores[0] == 8  # AS holder, spades trump, 2 tricks: -2 - 10 = -12
+    assert state.session.results[-1].deltas[0] == 12  # the reward is the decrease of the score
 
 
 # ---------------------------------------------------------------- U5: mousel
@@ -310,7 +310,7 @@ def test_u5_mousel_forehand_out_then_two_in():
     sc.act(3, "in")
     sc.act(0, "out")
     # Nobody is committed: the first IN seat from forehand exchanges and leads; each needs one trick.
-    assert [state.roles[s] for s in range(4)] == [Role.OUT, Role.OUT, Role.IN, Role.IN]
+    assert [state.deal.roles[s] for s in range(4)] == [Role.OUT, Role.OUT, Role.IN, Role.IN]
     assert state.phase is Phase.EXCHANGE and state.to_act == 2
     sc.exchange(2)
     sc.exchange(3)
@@ -324,7 +324,7 @@ def test_u5_mousel_forehand_out_then_two_in():
     sc.act(2, "KS")  # seat 2 wins and leads
     sc.trick((2, "AH"), (3, "JS", {"JS"}))
     sc.trick((3, "KD"), (2, "AS"))
-    result = state.results[-1]
+    result = state.session.results[-1]
     assert result.tricks == [0, 0, 2, 2] and result.debits == [0, 0, 0, 0]
     assert result.credits == [0, 0, 2, 2]
 

@@ -71,7 +71,7 @@ def test_random_play_keeps_every_invariant(ruleset, n, options):
             game.check_invariants(state)
             steps += 1
             assert steps < 20_000, "session did not end"
-        assert state.results, "a session ended without a single deal"
+        assert state.session.results, "a session ended without a single deal"
 
 
 def _edges():
@@ -113,15 +113,15 @@ def test_rewards_sum_to_minus_the_change_of_pot_reserve_and_escrow(ruleset):
     rng = np.random.default_rng(3)
     for session in range(30):
         state = game.new_session(np.random.default_rng(session))
-        held = state.deal_start_pot  # pot + reserve + escrow before the first ante
-        start = list(state.deal_start_chips)
+        held = 0  # new_session starts with an empty pot, reserve and queue
+        start = list(state.deal.start_chips)
         total = [0] * game.n
         while not state.over:
             legal = game.legal_actions(state)
             for result in game.apply(state, legal[rng.integers(len(legal))]):
                 total = [t + d for t, d in zip(total, result.deltas)]
-        if game.scoring == "points":
-            assert [s - t for s, t in zip(state.start_scores, total)] == state.scores
+        if not game.scoring.uses_chips:
+            assert [s - t for s, t in zip(state.session.start_scores, total)] == state.session.scores
         else:
-            assert sum(total) == -(state.pot + state.reserve + sum(state.escrow) - held)
-            assert [c + t for c, t in zip(start, total)] == state.chips
+            assert sum(total) == -(state.session.pot + state.session.reserve + sum(state.session.escrow) - held)
+            assert [c + t for c, t in zip(start, total)] == state.session.chips

@@ -118,7 +118,7 @@ class Table:
         return set(self.game.deck.codes_of(mask))
 
     def hand(self, seat: int) -> set[str]:
-        return self.codes(self.state.hands[seat])
+        return self.codes(self.state.deal.hands[seat])
 
     def seen(self, seat: int) -> set[str]:
         return set(self.env.infos[f"player_{seat}"]["hand"])
@@ -129,7 +129,7 @@ class Table:
 
     @property
     def result(self):
-        return self.state.results[-1]
+        return self.state.session.results[-1]
 
     # actions
     def act(self, seat: int, action: str, legal: Iterable[str] | None = None) -> None:
@@ -177,16 +177,16 @@ def test_vierling_is_shown_paid_replaced_and_rechecked_before_the_knock(knock):
     t = Table("mauscheln", 4, hands=VIERLING_HANDS, trump="QH", stock=VIERLING_STOCK, vierling=True, knock=knock)
     st = t.state
     # Seat 1 showed the 7s, paid S, drew the 8s, showed them too, paid again and drew four more.
-    assert t.codes(st.revealed) == cards("7C 7S 7H 7D 8C 8S 8H 8D")
+    assert t.codes(st.deal.revealed) == cards("7C 7S 7H 7D 8C 8S 8H 8D")
     assert t.hand(1) == cards("KH KD 9C 9S")
-    assert st.chips == [36, 32, 40, 40]
-    assert st.pot == 12
-    assert len(st.stock) == 15 - 8
-    assert t.codes(st.discard_pile) == cards("7C 7S 7H 7D 8C 8S 8H 8D")
+    assert st.session.chips == [36, 32, 40, 40]
+    assert st.session.pot == 12
+    assert len(st.deal.stock) == 15 - 8
+    assert t.codes(st.deal.discard_pile) == cards("7C 7S 7H 7D 8C 8S 8H 8D")
     # The quartets are public (§1.8): every seat observes them.
     for seat in range(4):
         views = t.env.observation_views(t.env.observe(f"player_{seat}")["observation"])
-        assert t.codes(sum(1 << int(c) for c in np.flatnonzero(views["revealed"]))) == t.codes(st.revealed)
+        assert t.codes(sum(1 << int(c) for c in np.flatnonzero(views["revealed"]))) == t.codes(st.deal.revealed)
     if knock:  # D19: the check comes before the knock
         assert st.phase is Phase.KNOCK
         t.act(0, "no_knock", legal={"knock", "no_knock"})
@@ -200,7 +200,7 @@ def test_vierling_is_shown_paid_replaced_and_rechecked_before_the_knock(knock):
     assert r.credits == [0, 12, 0, 0]
     assert r.deltas == [-4, 4, 0, 0]
     assert t.rewards == {0: -4, 1: 4, 2: 0, 3: 0}
-    assert st.chips == [36, 44, 40, 40]
+    assert st.session.chips == [36, 44, 40, 40]
 
 
 def test_vierling_short_stock_voids_the_deal_and_the_same_dealer_redeals_without_ante():
@@ -210,36 +210,36 @@ def test_vierling_short_stock_voids_the_deal_and_the_same_dealer_redeals_without
     t = Table("mauscheln", 4, hands=hands, trump="AC", stock=stock, vierling=True, max_deals=2)
     st = t.state
     # The void deal was redealt by the same dealer; no new ante; the three payments stay in the pot.
-    assert st.dealer == 0
-    assert st.pot == 4 + 3 * 4
-    assert st.chips == [36, 36, 36, 36]
-    assert st.revealed == 0  # a fresh deal (this seed deals no quartet)
+    assert st.session.dealer == 0
+    assert st.session.pot == 4 + 3 * 4
+    assert st.session.chips == [36, 36, 36, 36]
+    assert st.deal.revealed == 0  # a fresh deal (this seed deals no quartet)
     assert t.hand(0) != cards("TC TS TH TD")
-    assert all(h.bit_count() == 4 for h in st.hands)
-    assert len(st.stock) == 15
+    assert all(h.bit_count() == 4 for h in st.deal.hands)
+    assert len(st.deal.stock) == 15
     assert st.phase is Phase.DECLARE and st.to_act == 1
-    assert st.results == []
+    assert st.session.results == []
     t.act(1, "mauscheln", legal={"mauscheln", "pass"})
     for seat in (2, 3, 0):
         t.act(seat, "pass")
     r = t.result
     assert r.kind == "no_play" and r.pot_before == 16 and r.credits == [0, 16, 0, 0]
     assert r.deltas == [-4, 12, -4, -4]
-    assert st.dealer == 1 and st.pot == 4
+    assert st.session.dealer == 1 and st.session.pot == 4
 
 
 def test_vierling_formed_by_exchanging_has_no_effect():
     hands = {1: "AC AS AH 7D", 2: "KC KS QH QD", 3: "QC QS JH JD", 0: "JC JS TH TD"}
     t = Table("mauscheln", 4, hands=hands, trump="9H", stock="AD", vierling=True)
     st = t.state
-    assert st.revealed == 0 and st.pot == 4
+    assert st.deal.revealed == 0 and st.session.pot == 4
     t.act(1, "mauscheln")
     t.act(2, "go")
     t.act(3, "pass")
     t.act(0, "pass")
     t.exchange(1, "7D")
     assert t.hand(1) == cards("AC AS AH AD")
-    assert st.revealed == 0 and st.pot == 4 and st.chips == [36, 40, 40, 40]
+    assert st.deal.revealed == 0 and st.session.pot == 4 and st.session.chips == [36, 40, 40, 40]
     assert st.phase is Phase.EXCHANGE and st.to_act == 2
 
 
@@ -268,10 +268,10 @@ def test_permanent_trump_ranks_below_the_trump_ace_and_voids_its_printed_suit(op
     t.exchange(2)
     # Diamonds led: seat 2 holds no diamond (the special card is a trump), so it must trump.
     t.trick((1, "AD", cards("AH KH AD KC")), (2, "QH", {special, "QH"}))
-    assert st.tricks_won[2] == 1
+    assert st.deal.tricks_won[2] == 1
     # The special card led: only the trump ace beats it; KH ranks below it.
     t.trick((2, special, {special, "8S", "9S"}), (1, "AH", {"AH"}))
-    assert st.tricks_won[1] == 1
+    assert st.deal.tricks_won[1] == 1
     t.trick((1, "KH", {"KH", "KC"}), (2, "8S", {"8S", "9S"}))
     t.trick((1, "KC", {"KC"}), (2, "9S", {"9S"}))
     r = t.result
@@ -280,7 +280,7 @@ def test_permanent_trump_ranks_below_the_trump_ace_and_voids_its_printed_suit(op
     assert r.pot_before == 4
     assert r.deltas == deltas
     assert r.pot_after == pot_after
-    assert st.chips == [40 + d for d in deltas]
+    assert st.session.chips == [40 + d for d in deltas]
     assert t.rewards == dict(enumerate(deltas))
 
 
@@ -294,7 +294,7 @@ def test_belli_trump7_is_the_seven_of_trumps_and_7d_is_an_ordinary_diamond():
     t.exchange(2)
     # 7H ranks directly below AH: it is the only heart of seat 2 that beats KH.
     t.trick((1, "KH", cards("AH KH AD KC")), (2, "7H", {"7H"}))
-    assert t.state.tricks_won[2] == 1
+    assert t.state.deal.tricks_won[2] == 1
     # 7D is led as a diamond: seat 1 must follow with AD, not trump.
     t.trick((2, "7D", cards("QH 7D 8S")), (1, "AD", {"AD"}))
     t.trick((1, "AH", {"AH", "KC"}), (2, "QH", {"QH"}))
@@ -309,7 +309,7 @@ def test_special_card_turned_up_makes_diamonds_trump(options, special):
     """D22."""
     hands = {1: "KH AC KC QC", 2: "AD QD 8S 9S", 0: "7C 8C 9C TC"}
     t = Table("mauscheln", 3, hands=hands, trump=special, **options)
-    assert t.state.trump_suit == SUITS.index("D")
+    assert t.state.deal.trump_suit == SUITS.index("D")
     assert t.env.infos["player_1"]["trump"] == special
     t.act(1, "mauscheln")
     t.act(2, "go")
@@ -328,7 +328,7 @@ def test_weli_deck_and_exclusions():
     with pytest.raises(ValueError, match="(?i)weli|belli"):
         mauscheln_env.raw_env(num_players=4, belli="7D", weli=True)
     t = Table("mauscheln", 4, weli=True)
-    assert len(t.state.stock) == 33 - 4 * 4 - 1
+    assert len(t.state.deal.stock) == 33 - 4 * 4 - 1
 
 
 # =========================================================================== mauscheln_classic (§2.3)
@@ -403,7 +403,7 @@ def test_cap_moves_overflow_to_the_reserve_and_tops_up_later():
     t = Table("mauscheln_classic", 4, hands=hands, trump="9H", stock="TH TD 9D AD KD QD JD",
               pot=20, cap=40, knock=False, max_deals=3)
     st = t.state
-    assert st.pot == 24 and st.reserve == 0
+    assert st.session.pot == 24 and st.session.reserve == 0
     t.act(1, "mauscheln")
     t.act(2, "go")
     t.act(3, "pass")
@@ -419,8 +419,8 @@ def test_cap_moves_overflow_to_the_reserve_and_tops_up_later():
     assert r.credits == [0, 0, 24, 0] and r.debits == [0, 48, 0, 0]  # mauschelbet 2P, paid in full
     assert r.pot_after == 48 and r.deltas == [-4, -48, 24, 0]
     # Seat 1 deals and antes 4: 52 -> pot 40, reserve 12.
-    assert st.dealer == 1 and st.pot == 40 and st.reserve == 12
-    assert st.chips == [196, 148, 224, 200]
+    assert st.session.dealer == 1 and st.session.pot == 40 and st.session.reserve == 12
+    assert st.session.chips == [196, 148, 224, 200]
     # Second deal: nobody goes with, the mauschler takes the capped pot; no bêtes.
     assert st.phase is Phase.DECLARE and st.to_act == 2
     t.act(2, "mauscheln")
@@ -430,29 +430,29 @@ def test_cap_moves_overflow_to_the_reserve_and_tops_up_later():
     assert r.kind == "no_play" and r.pot_before == 40 and r.credits == [0, 0, 40, 0] and r.pot_after == 0
     assert r.deltas == [0, -4, 40, 0]
     # Seat 2 antes 4, the reserve tops it up by 12.
-    assert st.dealer == 2 and st.pot == 16 and st.reserve == 0
-    assert st.chips == [196, 148, 260, 200]
+    assert st.session.dealer == 2 and st.session.pot == 16 and st.session.reserve == 0
+    assert st.session.chips == [196, 148, 260, 200]
 
 
 def test_schieben_full_round_the_first_seat_pays_again_and_must_deal():
     t = Table("mauscheln_classic", 4, schieben=True, knock=False)
     st = t.state
-    assert st.phase is Phase.OFFER and st.pot == 4 and st.chips == [196, 200, 200, 200]
+    assert st.phase is Phase.OFFER and st.session.pot == 4 and st.session.chips == [196, 200, 200, 200]
     t.act(0, "push", legal={"deal", "push"})
-    assert st.pot == 8 and st.chips[1] == 196
+    assert st.session.pot == 8 and st.session.chips[1] == 196
     t.act(1, "push", legal={"deal", "push"})
     t.act(2, "push", legal={"deal", "push"})
     t.act(3, "push", legal={"deal", "push"})
-    assert st.pot == 20 and st.chips == [192, 196, 196, 196]
+    assert st.session.pot == 20 and st.session.chips == [192, 196, 196, 196]
     t.act(0, "deal", legal={"deal"})
-    assert st.dealer == 0 and st.phase is Phase.DECLARE and st.to_act == 1
+    assert st.session.dealer == 0 and st.phase is Phase.DECLARE and st.to_act == 1
     for seat in (1, 2, 3, 0):
         t.act(seat, "pass", legal={"mauscheln", "pass"})
     r = t.result
     assert r.kind == "throw_in" and r.pot_after == 20
     assert r.deltas == [-8, -4, -4, -4]
     # D16: the next dealer is succ(actual dealer); he pays S and may push.
-    assert st.phase is Phase.OFFER and st.to_act == 1 and st.pot == 24 and st.chips[1] == 192
+    assert st.phase is Phase.OFFER and st.to_act == 1 and st.session.pot == 24 and st.session.chips[1] == 192
     assert t.legal() == {"deal", "push"}
 
 
@@ -462,11 +462,11 @@ def test_schieben_next_dealer_is_succ_of_the_actual_dealer():
     st = t.state
     t.act(0, "push", legal={"deal", "push"})
     t.act(1, "deal", legal={"deal", "push"})
-    assert st.dealer == 1 and st.pot == 8 and st.phase is Phase.DECLARE and st.to_act == 2
+    assert st.session.dealer == 1 and st.session.pot == 8 and st.phase is Phase.DECLARE and st.to_act == 2
     for seat in (2, 3, 0, 1):
         t.act(seat, "pass")
     assert t.result.deltas == [-4, -4, 0, 0]
-    assert st.phase is Phase.OFFER and st.to_act == 2 and st.pot == 12 and st.chips == [196, 196, 196, 200]
+    assert st.phase is Phase.OFFER and st.to_act == 2 and st.session.pot == 12 and st.session.chips == [196, 196, 196, 200]
 
 
 def test_schieben_then_cap_normalisation():
@@ -475,15 +475,15 @@ def test_schieben_then_cap_normalisation():
     st = t.state
     t.act(0, "push")
     t.act(1, "push")
-    assert st.pot == 12 and st.reserve == 0
+    assert st.session.pot == 12 and st.session.reserve == 0
     t.act(2, "deal")
-    assert st.dealer == 2 and st.pot == 8 and st.reserve == 4
+    assert st.session.dealer == 2 and st.session.pot == 8 and st.session.reserve == 4
     for seat in (3, 0, 1, 2):
         t.act(seat, "pass")
     assert t.result.kind == "throw_in" and t.result.deltas == [-4, -4, -4, 0]
-    assert st.phase is Phase.OFFER and st.to_act == 3 and st.pot == 12 and st.reserve == 4
+    assert st.phase is Phase.OFFER and st.to_act == 3 and st.session.pot == 12 and st.session.reserve == 4
     t.act(3, "deal", legal={"deal", "push"})
-    assert st.pot == 8 and st.reserve == 8
+    assert st.session.pot == 8 and st.session.reserve == 8
 
 
 @pytest.mark.parametrize("push", [False, True])
@@ -494,10 +494,10 @@ def test_forced_knock_needs_a_pot_without_pushes(push):
     if push:
         t.act(0, "push")
         t.act(1, "deal")
-        assert st.phase is Phase.DECLARE and st.to_act == 2 and st.mauschler is None
+        assert st.phase is Phase.DECLARE and st.to_act == 2 and st.deal.mauschler is None
     else:
         t.act(0, "deal")
-        assert st.phase is Phase.EXCHANGE and st.to_act == 0 and st.mauschler == 0
+        assert st.phase is Phase.EXCHANGE and st.to_act == 0 and st.deal.mauschler == 0
         assert t.legal() == t.hand(0)
 
 
@@ -509,14 +509,14 @@ def test_forced_knock_on_a_new_pot():
     """§2.3 step 3: dealer is mauschler, all play, nobody exchanges; he swaps one card for the trump card."""
     t = Table("mauscheln_classic", 4, hands=FORCED_HANDS, trump="TH", stock=FORCED_STOCK, forced_knock_new_pot=True)
     st = t.state
-    assert st.pot == 4
+    assert st.session.pot == 4
     assert st.phase is Phase.EXCHANGE and st.to_act == 0  # no knock, declare or go-with decisions
-    assert st.roles == [Role.MAUSCHLER, Role.GOER, Role.GOER, Role.GOER]
+    assert st.deal.roles == [Role.MAUSCHLER, Role.GOER, Role.GOER, Role.GOER]
     t.act(0, "9S", legal=cards("AH KH 9C 9S"))  # exactly one card: not `done` first
     t.act(0, "done", legal={"done"})
     assert t.hand(0) == cards("AH KH TH 9C")
-    assert st.trump_holder == 0 and not st.trump_face_up
-    assert len(st.stock) == 7  # nobody drew
+    assert st.deal.trump_holder == 0 and not st.deal.trump_face_up
+    assert len(st.deal.stock) == 7  # nobody drew
     assert st.phase is Phase.PLAY and st.to_act == 0
     t.trick((0, "AH", cards("AH KH TH 9C")), (1, "JC", cards("AC KC QC JC")), (2, "JS", cards("AS KS QS JS")),
             (3, "JD", cards("AD KD QD JD")))
@@ -532,7 +532,7 @@ def test_forced_knock_on_a_new_pot():
 def test_no_forced_knock_when_the_pot_is_not_new():
     t = Table("mauscheln_classic", 4, hands=FORCED_HANDS, trump="TH", stock=FORCED_STOCK, pot=4,
               forced_knock_new_pot=True)
-    assert t.state.pot == 8
+    assert t.state.session.pot == 8
     assert t.state.phase is Phase.DECLARE and t.state.to_act == 1
     assert t.legal() == {"mauscheln", "pass"}
 
@@ -544,8 +544,8 @@ def test_classic_pass_round_keeps_the_pot_and_the_next_dealer_antes():
         t.act(seat, "pass", legal={"mauscheln", "pass"})
     r = t.result
     assert r.kind == "throw_in" and r.pot_after == 4 and r.deltas == [-4, 0, 0, 0]
-    assert not st.over and st.deals_settled == 0
-    assert st.dealer == 1 and st.pot == 8 and st.chips == [196, 196, 200, 200]
+    assert not st.over and st.session.deals_settled == 0
+    assert st.session.dealer == 1 and st.session.pot == 8 and st.session.chips == [196, 196, 200, 200]
     assert st.phase is Phase.DECLARE and st.to_act == 2
 
 
@@ -561,7 +561,7 @@ def test_classic_reshuffle_takes_the_discards_and_the_trump_card():
     t.act(3, "pass")
     t.act(0, "pass")
     t.exchange(1, "9C 9S TC TS")
-    assert t.hand(1) == cards("QH JH TH QS") and len(st.stock) == 3
+    assert t.hand(1) == cards("QH JH TH QS") and len(st.deal.stock) == 3
     for card in ("AH", "KH", "AS"):
         t.act(2, card)
     t.act(2, "KS", legal={"KS", "done"})  # RESHUFFLE+TRUMP: not capped by the 3-card stock
@@ -571,9 +571,9 @@ def test_classic_reshuffle_takes_the_discards_and_the_trump_card():
     pool = cards("9C 9S TC TS AH KH AS KS 9H")  # both exchanges' discards plus the trump card
     (drawn,) = got - cards("JS TD 9D")
     assert drawn in pool
-    assert t.codes(sum(1 << c for c in st.stock)) == pool - {drawn}
-    assert st.discard_pile == 0 and not st.trump_face_up
-    assert st.trump_suit == SUITS.index("H") and t.env.infos["player_1"]["trump"] == "9H"
+    assert t.codes(sum(1 << c for c in st.deal.stock)) == pool - {drawn}
+    assert st.deal.discard_pile == 0 and not st.deal.trump_face_up
+    assert st.deal.trump_suit == SUITS.index("H") and t.env.infos["player_1"]["trump"] == "9H"
     assert st.phase is Phase.PLAY and st.to_act == 1
 
 
@@ -588,21 +588,21 @@ def test_classic_reshuffle_after_a_knock_leaves_the_trump_card_to_the_dealer():
     t.act(3, "pass")
     assert st.phase is Phase.EXCHANGE and st.to_act == 0
     t.exchange(0, "9C 9S TC TS")  # 4b: 0-4 cards, drawn blind
-    assert t.hand(0) == cards("9H JH TH QS") and len(st.stock) == 3
+    assert t.hand(0) == cards("9H JH TH QS") and len(st.deal.stock) == 3
     t.exchange(1, "AH KH AS KS")  # 4c: the stock runs out
     got = t.hand(1)
     assert cards("JS TD 9D") < got and len(got) == 4
     pool = cards("9C 9S TC TS AH KH AS KS")
     (drawn,) = got - cards("JS TD 9D")
     assert drawn in pool
-    assert t.codes(sum(1 << c for c in st.stock)) == pool - {drawn}
-    assert st.trump_face_up
+    assert t.codes(sum(1 << c for c in st.deal.stock)) == pool - {drawn}
+    assert st.deal.trump_face_up
     t.exchange(2)
     # 4d: the dealer sees his cards, discards exactly one and takes the trump card.
     assert st.to_act == 0
     t.act(0, "QS", legal=cards("9H JH TH QS"))
     t.act(0, "done", legal={"done"})
-    assert t.hand(0) == cards("9H JH TH QH") and st.trump_holder == 0
+    assert t.hand(0) == cards("9H JH TH QH") and st.deal.trump_holder == 0
     assert st.phase is Phase.PLAY and st.to_act == 0
 
 
@@ -623,7 +623,7 @@ def test_mousel_a_single_in_seat_takes_the_pot_without_play(decisions, winner, d
     assert r.kind == "no_play" and r.mauschler == winner
     assert r.pot_before == 12 and r.credits[winner] == 12 and r.debits == [0, 0, 0, 0]
     assert r.pot_after == 0 and r.deltas == deltas
-    assert t.state.dealer == 1 and t.state.pot == 4
+    assert t.state.session.dealer == 1 and t.state.session.pot == 4
 
 
 def test_mousel_volunteer_leader_relieves_the_forehand():
@@ -634,7 +634,7 @@ def test_mousel_volunteer_leader_relieves_the_forehand():
     t.act(2, "in_lead", legal={"in", "in_lead", "out"})  # FH said in, but nobody is committed yet
     t.act(3, "in", legal={"in", "out"})  # a volunteer exists
     t.act(0, "out", legal={"in", "out"})
-    assert st.roles == [Role.OUT, Role.IN, Role.COMMITTED, Role.IN]
+    assert st.deal.roles == [Role.OUT, Role.IN, Role.COMMITTED, Role.IN]
     # The volunteer exchanges first and leads.
     assert st.phase is Phase.EXCHANGE and st.to_act == 2
     t.exchange(2)
@@ -665,7 +665,7 @@ def test_mousel_flat_bete_for_the_committed_forehand():
     t.act(1, "in")
     t.act(2, "in")
     t.act(0, "out")
-    assert st.roles[1] is Role.COMMITTED and st.to_act == 1
+    assert st.deal.roles[1] is Role.COMMITTED and st.to_act == 1
     t.exchange(1)
     t.exchange(2)
     t.trick((1, "7C"), (2, "JH", cards("AH KH QH JH")))
@@ -693,7 +693,7 @@ def test_mousel_exchange_limit(limit):
         t.act(1, hand[k], legal=set(hand[k:]) | {"done"})
     assert t.legal() == {"done"}
     t.act(1, "done")
-    assert st.exchanged[1] == limit
+    assert st.deal.exchanged[1] == limit
     assert t.hand(1) == set(hand[limit:]) | set(["KH", "QH", "JH"][:limit])
 
 
@@ -703,7 +703,7 @@ def test_mousel_knocking_dealer_is_committed_skipped_and_takes_the_trump_card():
     st = t.state
     assert st.phase is Phase.KNOCK and st.to_act == 0 and t.seen(0) == set()
     t.act(0, "knock", legal={"knock", "no_knock"})
-    assert st.roles[0] is Role.COMMITTED
+    assert st.deal.roles[0] is Role.COMMITTED
     t.act(1, "out", legal={"in", "out"})  # no in_lead: the knocker is committed
     t.act(2, "out", legal={"in", "out"})
     t.act(3, "in", legal={"in", "out"})  # not auto-IN: the knocker is in
@@ -712,7 +712,7 @@ def test_mousel_knocking_dealer_is_committed_skipped_and_takes_the_trump_card():
     t.act(0, "7C", legal=cards("AH KH 7C 8C"))
     t.act(0, "8C", legal=cards("AH KH 8C") | {"done"})
     t.act(0, "done")
-    assert st.trump_holder == 0 and not st.trump_face_up
+    assert st.deal.trump_holder == 0 and not st.deal.trump_face_up
     assert t.hand(0) == cards("AH KH QH JH")
     assert t.seen(0) == cards("AH KH QH")  # the blind card stays hidden until the others exchanged
     assert st.to_act == 3
@@ -765,7 +765,7 @@ def test_mouche_lone_seat_takes_the_pot(decisions, winner, deltas, options):
     assert r.kind == "no_play" and r.mauschler == winner
     assert r.pot_before == 15 and r.credits[winner] == 15 and r.debits == [0, 0, 0, 0]
     assert r.pot_after == 0 and r.deltas == deltas
-    assert t.state.dealer == 3 and t.state.pot == 5  # the right neighbour deals next
+    assert t.state.session.dealer == 3 and t.state.session.pot == 5  # the right neighbour deals next
 
 
 def test_pamphile_is_the_highest_trump_and_not_a_club():
@@ -777,7 +777,7 @@ def test_pamphile_is_the_highest_trump_and_not_a_club():
     assert st.phase is Phase.PLAY and st.to_act == 2
     t.trick((2, "KC"), (1, "8C", {"8C"}), (0, "9C", {"9C"}))  # JC is no club
     t.trick((2, "KH"), (1, "JC", {"JC"}), (0, "9H", cards("9H TH AH")))  # JC is a trump above KH
-    assert st.tricks_won[1] == 1
+    assert st.deal.tricks_won[1] == 1
     t.trick((1, "AS"), (0, "TH", {"TH", "AH"}), (2, "8S", {"9S", "8S"}))
     t.trick((0, "AH"), (2, "9S", {"QC", "9S"}), (1, "QH", {"QH"}))
     t.trick((1, "TS"), (0, "8D"), (2, "QC"))
@@ -793,8 +793,8 @@ def test_pamphile_turned_up_the_dealer_names_trump(beatrix):
     assert st.phase is Phase.NAME_TRUMP and st.to_act == 0
     assert len(t.seen(0)) == 5  # he names trump after seeing his hand
     t.act(0, "trump:S", legal={"trump:C", "trump:S", "trump:H", "trump:D"})
-    assert st.trump_suit == SUITS.index("S")
-    assert st.trump_face_up and t.game.deck.codes[st.trump_card] == "JC"  # stays face up, out of play
+    assert st.deal.trump_suit == SUITS.index("S")
+    assert st.deal.trump_face_up and t.game.deck.codes[st.deal.trump_card] == "JC"  # stays face up, out of play
     assert st.phase is Phase.DECIDE and st.to_act == 3  # nobody holds the Pamphile: no announcement
     for seat in (3, 2, 1):
         t.act(seat, "stay")
@@ -809,8 +809,8 @@ def test_pamphile_bonus_is_paid_player_to_player(announce):
     assert st.phase is Phase.ANNOUNCE and st.to_act == 2  # before forehand decides
     t.act(2, "announce" if announce else "silent", legal={"announce", "silent"})
     bonus = [-1, -1, 3, -1] if announce else [0, 0, 0, 0]
-    assert st.chips == [45 + bonus[0], 50 + bonus[1], 50 + bonus[2], 50 + bonus[3]]
-    assert st.pot == 5
+    assert st.session.chips == [45 + bonus[0], 50 + bonus[1], 50 + bonus[2], 50 + bonus[3]]
+    assert st.session.pot == 5
     assert st.phase is Phase.DECIDE and st.to_act == 3
     for seat in (3, 2, 1):
         t.act(seat, "pass")
@@ -829,7 +829,7 @@ def test_pamphile_wild_completes_a_mouche(wild):
     t.act(1, "pass")
     t.act(0, "stay")
     if not wild:  # the Pamphile counts as a club: no mouche, tricks are played
-        assert st.phase is Phase.PLAY and st.results == []
+        assert st.phase is Phase.PLAY and st.session.results == []
         return
     r = t.result
     assert r.kind == "mouche" and r.mauschler == 3
@@ -852,9 +852,9 @@ def test_mouche_queue_items_enter_one_per_ante(order, pot, escrow):
     assert r.credits == [5, 0, 0, 0] and r.debits == [0, 0, 5, 3]
     assert r.pot_after == 0 and r.deltas == [0, 0, -5, -3]
     # Seat 3 is out of chips and eliminated; seat 2 deals next and antes; one queue item enters.
-    assert st.alive == [True, True, True, False]
-    assert st.dealer == 2 and st.chips == [50, 50, 40, 0]
-    assert st.pot == pot and st.escrow == escrow
+    assert st.session.alive == [True, True, True, False]
+    assert st.session.dealer == 2 and st.session.chips == [50, 50, 40, 0]
+    assert st.session.pot == pot and st.session.escrow == escrow
 
 
 @pytest.mark.parametrize("collect", [True, False])
@@ -870,7 +870,7 @@ def test_mouche_collect_1730_the_mouche_winner_takes_the_queue(collect):
     t.act(2, "stay")
     t.act(1, "pass")
     t.act(0, "stay")
-    assert st.escrow == [5] and st.pot == 8
+    assert st.session.escrow == [5] and st.session.pot == 8
     assert t.hand(1) == cards(second[1])
     t.act(1, "stay", legal=decide_legal(t, 1, "stay", "pass"))
     t.act(0, "stay")
@@ -881,7 +881,7 @@ def test_mouche_collect_1730_the_mouche_winner_takes_the_queue(collect):
     assert r.credits == [0, won, 0, 0] and r.debits == [8, 0, 8, 0]
     assert r.deltas == [-8, won, -8 - 5, 0]  # seat 2 also anted 5
     assert r.pot_after == 0
-    assert st.escrow == ([8, 8] if collect else [5, 8, 8])
+    assert st.session.escrow == ([8, 8] if collect else [5, 8, 8])
 
 
 @pytest.mark.parametrize("cap,paid", [(None, 15), (10, 10), (5, 5)])
@@ -907,10 +907,10 @@ def test_beatrix_swap_forbids_passing_and_kills_the_mouche():
     t.act(0, "swap", legal=decide_legal(t, 0, "stay", "pass", "swap"))
     t.act(0, "9C", legal=cards("KH QH JH AH 9C"))
     assert t.hand(0) == cards("KH QH JH AH TH")  # five trumps, but not his dealt cards
-    assert st.trump_holder == 0 and not st.trump_face_up
-    assert "9C" in t.codes(st.discard_pile)
+    assert st.deal.trump_holder == 0 and not st.deal.trump_face_up
+    assert "9C" in t.codes(st.deal.discard_pile)
     t.act(0, "stay", legal=decide_legal(t, 0, "stay"))  # no pass, no second swap
-    assert st.phase is Phase.PLAY and st.to_act == 3 and st.results == []
+    assert st.phase is Phase.PLAY and st.to_act == 3 and st.session.results == []
     t.trick((3, "KC"), (2, "TC", {"AC", "TC"}), (0, "TH", cards("KH QH JH AH TH")))
     t.trick((0, "AH"), (3, "8S"), (2, "7D"))
     t.trick((0, "JH"), (3, "9S"), (2, "8D"))
@@ -941,8 +941,8 @@ def test_mouche_deal_pattern(deal_2_3, hands):
     assert {s: " ".join(h) for s, h in expected.items()} == hands  # the independent dealer agrees
     for seat, hand in hands.items():
         assert t.hand(seat) == cards(hand)
-    assert t.game.deck.codes[st.trump_card] == trump == "6D"
-    assert [t.game.deck.codes[c] for c in reversed(st.stock)] == stock
+    assert t.game.deck.codes[st.deal.trump_card] == trump == "6D"
+    assert [t.game.deck.codes[c] for c in reversed(st.deal.stock)] == stock
 
 
 # =========================================================================== muschka (§2.7, §3.4)
@@ -954,7 +954,7 @@ def test_muschka_ace_of_spades_beats_a_led_trump_ace_and_its_holder_may_not_pass
     t.act(2, "stay", legal=decide_legal(t, 2, "stay"))  # the AS holder may not pass
     t.act(0, "stay", legal=decide_legal(t, 0, "stay", "pass"))
     t.trick((1, "AH"), (2, "AS", cards("AS KS QS 7D 8D")), (0, "QH", {"KH", "QH"}))
-    assert st.tricks_won == [0, 0, 1] and st.to_act == 2  # the AS wins the led trump ace
+    assert st.deal.tricks_won == [0, 0, 1] and st.to_act == 2  # the AS wins the led trump ace
     t.trick((2, "KS"), (0, "KH", {"KH"}), (1, "TC", cards("KC QC JC TC")))
     t.trick((0, "AC"), (1, "JC", cards("KC QC JC")), (2, "QS", cards("QS 7D 8D")))  # no duty to beat
     t.trick((0, "AD"), (1, "QC"), (2, "7D", {"7D", "8D"}))
@@ -962,7 +962,7 @@ def test_muschka_ace_of_spades_beats_a_led_trump_ace_and_its_holder_may_not_pass
     r = t.result
     assert r.tricks == [4, 0, 1]
     # Seat 0: -4. Seat 1: no trick, +5. Seat 2 held the AS with 1 trick: -1 - 5.
-    assert r.scores == [21, 30, 19] and st.scores == [21, 30, 19]
+    assert r.scores == [21, 30, 19] and st.session.scores == [21, 30, 19]
     assert r.deltas == [4, -5, 6]
     assert t.rewards == {0: 4, 1: -5, 2: 6}
 
@@ -976,7 +976,7 @@ def test_muschka_lone_seat_is_credited_with_five_tricks():
     r = t.result  # the dealer's turn never comes
     assert r.kind == "no_play" and r.mauschler == 0
     assert r.tricks == [5, 0, 0]
-    assert st.scores == [20, 25, 25] and r.deltas == [5, 0, 0]
+    assert st.session.scores == [20, 25, 25] and r.deltas == [5, 0, 0]
 
 
 @pytest.mark.parametrize("start,new,over", [(3, 0, True), (2, 25, False)], ids=["exactly-0-wins", "negative-resets"])
@@ -994,7 +994,7 @@ def test_muschka_exact_zero_ends_the_session_and_negative_resets(start, new, ove
     t.trick((2, "KC"), (0, "AD"), (1, "8C", {"8C"}))
     r = t.result
     assert r.tricks == [0, 3, 2]
-    assert st.scores == [30, new, 23]
+    assert st.session.scores == [30, new, 23]
     assert r.deltas == [-5, start - new, 2]
     assert st.over is over
     assert all(t.env.terminations.values()) is over
@@ -1026,7 +1026,7 @@ def test_muschka_ace_of_spades_holder_scoring(hands, trump, plays, tricks, score
         t.trick(*plays_of_trick)
     r = t.result
     assert r.tricks == tricks
-    assert t.state.scores == scores and r.deltas == [25 - x for x in scores]
+    assert t.state.session.scores == scores and r.deltas == [25 - x for x in scores]
 
 
 # =========================================================================== option validation

@@ -31,14 +31,14 @@ def run_engine_sessions(n: int, knock: bool, sessions: int, seed: int, max_deals
             legal = game.legal_actions(state)
             if not legal:
                 raise AssertionError(f"no legal action for seat {state.to_act} in {state.phase.name}")
-            pot_before_step = state.pot
-            chips_before = list(state.chips)
+            pot_before_step = state.session.pot
+            chips_before = list(state.session.chips)
             results = game.apply(state, legal[rng.integers(len(legal))])
             game.check_invariants(state)
             deals += sum(result.kind != "throw_in" for result in results)
             if results:
                 # Across this step: every chip that moved went to or came from the pot.
-                assert sum(state.chips) - sum(chips_before) == -(state.pot - pot_before_step)
+                assert sum(state.session.chips) - sum(chips_before) == -(state.session.pot - pot_before_step)
             steps += 1
             assert steps < 20_000, "session did not terminate"
         check_session_accounting(state, chips, pot)
@@ -49,11 +49,11 @@ def check_session_accounting(state, chips, pot) -> None:
     """Deal by deal, rewards sum to minus the change of the pot; totals match the chips."""
     pot_at_deal_start = pot
     running = list(chips)
-    for result in state.results:
+    for result in state.session.results:
         assert sum(result.deltas) == -(result.pot_after - pot_at_deal_start)
         running = [c + d for c, d in zip(running, result.deltas)]
         pot_at_deal_start = result.pot_after
-    assert running == state.chips
+    assert running == state.session.chips
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
@@ -72,7 +72,7 @@ def test_unlimited_sessions_end_by_elimination():
             legal = game.legal_actions(state)
             game.apply(state, legal[rng.integers(len(legal))])
         game.check_invariants(state)
-        assert sum(state.alive) < 3 or state.truncated
+        assert sum(state.session.alive) < 3 or state.session.truncated
 
 
 @settings(max_examples=40, deadline=None)
@@ -90,7 +90,7 @@ def test_env_random_play_properties(n, knock, max_deals, pot, chips, seed):
     rng = np.random.default_rng(seed)
     state = env.engine_state
     totals = dict.fromkeys(env.possible_agents, 0.0)
-    start_chips = list(state.deal_start_chips)
+    start_chips = list(state.deal.start_chips)
     for agent in env.agent_iter(max_iter=5000):
         obs, reward, term, trunc, info = env.last()
         totals[agent] += reward
@@ -108,5 +108,5 @@ def test_env_random_play_properties(n, knock, max_deals, pot, chips, seed):
     assert not env.agents, "session did not end"
     assert state.over
     # A finished episode's rewards sum to minus the pot change.
-    assert sum(totals.values()) == pytest.approx(-(state.pot - pot))
-    assert [start_chips[s] + totals[f"player_{s}"] for s in range(n)] == state.chips
+    assert sum(totals.values()) == pytest.approx(-(state.session.pot - pot))
+    assert [start_chips[s] + totals[f"player_{s}"] for s in range(n)] == state.session.chips

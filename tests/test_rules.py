@@ -48,16 +48,16 @@ def test_knock_is_blind_and_the_knocker_takes_the_trump_card():
     sc.act(0, "8D")
     sc.act(0, "done")
     # He received QH plus two blind cards (AC, JC) that stay hidden until the goers have exchanged.
-    assert state.trump_holder == 0
+    assert state.deal.trump_holder == 0
     assert set(env.infos["player_0"]["hand"]) == {"QH", "9D"}
-    assert sorted(env.game.deck.codes_of(state.hands[0])) == sorted(["QH", "9D", "AC", "JC"])
+    assert sorted(env.game.deck.codes_of(state.deal.hands[0])) == sorted(["QH", "9D", "AC", "JC"])
     assert state.to_act == 1
     sc.exchange(1)
     sc.exchange(2, ["7S", "8C", "7D"])
     assert set(env.infos["player_2"]["hand"]) == {"QS", "AD", "9H", "TH"}
     assert state.phase is Phase.PLAY and state.to_act == 0  # the knocker leads
     assert set(env.infos["player_0"]["hand"]) == {"AC", "JC", "QH", "9D"}
-    assert state.exchanged == [3, 0, 3, None]
+    assert state.deal.exchanged == [3, 0, 3, None]
     views = env.observation_views(env.observe("player_1")["observation"])
     assert views["trump_taken_by"].tolist() == [0, 0, 0, 1]  # seat 0 is three seats to player_1's left
     assert views["knock"].tolist() == [1, 0]
@@ -68,10 +68,10 @@ def test_knock_with_nobody_going_gives_the_knocker_the_pot_unseen():
     sc.act(0, "knock")
     for seat in (1, 2, 3):
         sc.act(seat, "pass")
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.kind == "no_play" and result.mauschler == 0
     assert result.deltas == [0, 0, 0, 0]  # he anted 4 and took the pot of 4
-    assert sc.state.dealer == 1 and sc.state.pot == 4
+    assert sc.state.session.dealer == 1 and sc.state.session.pot == 4
 
 
 def test_no_knock_goes_to_declaring_and_reveals_the_hand():
@@ -91,14 +91,14 @@ def test_knock_threshold(min_rank, offered):
 def test_exchange_is_capped_by_the_stock():
     """CAP (D3): with 5 players the stock holds 11 cards, so the third exchanger may discard only 3."""
     sc = Scenario(W3_DECK.replace("7S QH JH TH 9H 8H KD QD", ""), 5, dealer=0)
-    assert len(sc.state.stock) == 11
+    assert len(sc.state.deal.stock) == 11
     sc.act(1, "mauscheln")
     for seat in (2, 3, 4, 0):
         sc.act(seat, "go")
     for seat in (1, 2):
         hand = sc.env.infos[f"player_{seat}"]["hand"]
         sc.exchange(seat, hand)
-    assert len(sc.state.stock) == 3
+    assert len(sc.state.deal.stock) == 3
     hand = sc.env.infos["player_3"]["hand"]
     for card in hand[:3]:
         sc.act(3, card)
@@ -114,14 +114,14 @@ def test_throw_in_keeps_the_pot_and_the_next_dealer_antes_on_top():
     sc = Scenario(W3_DECK, 4, dealer=0, max_deals=1)
     for seat in (1, 2, 3, 0):
         sc.act(seat, "pass", legal={"mauscheln", "pass"})
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.kind == "throw_in"
     assert result.deltas == [-4, 0, 0, 0]
     assert sc.rewards["player_0"] == -4
     # A throw-in does not count towards max_deals: the session goes on with dealer 1.
     assert not sc.state.over
-    assert sc.state.dealer == 1 and sc.state.pot == 8 and sc.state.deals_settled == 0
-    assert sc.state.chips == [36, 36, 40, 40]
+    assert sc.state.session.dealer == 1 and sc.state.session.pot == 8 and sc.state.session.deals_settled == 0
+    assert sc.state.session.chips == [36, 36, 40, 40]
 
 
 def test_consecutive_throw_ins_truncate_the_session():
@@ -130,7 +130,7 @@ def test_consecutive_throw_ins_truncate_the_session():
         start = sc.state.to_act
         for k in range(4):
             sc.act((start + k) % 4, "pass")
-    assert sc.state.over and sc.state.truncated
+    assert sc.state.over and sc.state.session.truncated
     assert all(sc.env.truncations.values()) and not any(sc.env.terminations.values())
     assert sum(sc.rewards.values()) == -8  # two antes went into the pot
 
@@ -149,9 +149,9 @@ def test_nobody_goes_with_the_mauschler_takes_the_pot():
     sc.act(1, "mauscheln")
     sc.act(2, "pass")
     sc.act(0, "pass")
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.kind == "no_play" and result.credits == [0, 8, 0] and result.debits == [0, 0, 0]
-    assert sc.state.deals_settled == 1 and sc.state.pot == 4  # Ben antes for the next deal
+    assert sc.state.session.deals_settled == 1 and sc.state.session.pot == 4  # Ben antes for the next deal
 
 
 def test_indivisible_pot_keeps_the_remainder():
@@ -164,9 +164,9 @@ def test_indivisible_pot_keeps_the_remainder():
     sc.exchange(2)
     for lead, follow in (("AS", "QH"), ("KS", "KH"), ("QS", "AH"), ("7D", "8D")):
         sc.trick((1, lead), (2, follow))
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.pot_before == 10 and result.credits == [0, 6, 2] and result.pot_after == 2
-    assert sc.state.pot == 6  # remainder 2 + Ben's ante 4
+    assert sc.state.session.pot == 6  # remainder 2 + Ben's ante 4
 
 
 def test_partial_payment_elimination_and_session_end():
@@ -181,11 +181,11 @@ def test_partial_payment_elimination_and_session_end():
     sc.trick((1, "7H"), (2, "AH"))
     sc.trick((2, "KS"), (1, "8H"))
     sc.trick((2, "AD"), (1, "7D"))
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.debits == [0, 7, 0] and result.pot_after == 7
-    assert sc.state.chips == [36, 0, 46]
+    assert sc.state.session.chips == [36, 0, 46]
     # Ben is eliminated; two seats remain, so the session ends.
-    assert sc.state.alive == [True, False, True]
+    assert sc.state.session.alive == [True, False, True]
     assert sc.state.over and all(sc.env.terminations.values())
     assert sum(sc.rewards.values()) == -(7 - 4)
 
@@ -203,15 +203,15 @@ def test_eliminated_seat_is_skipped_and_the_session_goes_on():
     sc.trick((3, "AD"), (1, "KS"), (2, "TD"))
     sc.trick((1, "AS"), (2, "7H"), (3, "8C"))
     state = sc.state
-    assert state.chips[2] == 0 and state.alive == [True, True, False, True]
-    assert state.dealer == 1 and state.hands[2] == 0
+    assert state.session.chips[2] == 0 and state.session.alive == [True, True, False, True]
+    assert state.session.dealer == 1 and state.deal.hands[2] == 0
     assert state.to_act == 3  # forehand skips the eliminated seat
     assert sc.env.infos["player_2"]["roles"][2] == "eliminated"
 
 
 def test_short_ante_dealer_still_plays():
     sc = Scenario(W3_DECK, 4, dealer=0, chips=[3, 40, 40, 40])
-    assert sc.state.pot == 3 and sc.state.chips[0] == 0
+    assert sc.state.session.pot == 3 and sc.state.session.chips[0] == 0
     sc.act(1, "pass")
     sc.act(2, "pass")
     sc.act(3, "pass")

@@ -208,7 +208,7 @@ def test_sb3_wrapper_checkers_and_rewards():
             _, reward, done, truncated, _ = env.step(action)
             total += reward
         state = env.env.engine_state
-        expected = sum(result.deltas[env.seat] for result in state.results)
+        expected = sum(result.deltas[env.seat] for result in state.session.results)
         assert total == expected, (episode, total, expected)
         checked += bool(expected)
     assert checked > 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mauscheln_env.cards import SUITS, Deck
-from mauscheln_env.tricks import build_trump_tables, legal_follow
+from mauscheln_env.tricks import TrickProfile, build_trump_tables, legal_follow
 
 DECK32 = Deck("AKQJT987")
 ORDER = "AKQJT98765432"
@@ -23,7 +23,7 @@ def legal(hand: list[str], trick: list[str], trump: str, profile: str = "M", dec
     for c in cards[1:]:
         if tables.beats[winner] >> c & 1:
             winner = c
-    mask = legal_follow(profile, hand_mask, tables.eff_suit_mask[led], tables.trump_mask, tables.beats[winner])
+    mask = legal_follow(TrickProfile(profile), hand_mask, tables.eff_suit_mask[led], tables.trump_mask, tables.beats[winner])
     return set(deck.codes_of(mask))
 
 

@@ -28,7 +28,7 @@ def test_w3_hands_follow_the_deal_pattern():
 def test_engine_deals_a_deck_like_the_rules_say():
     sc = Scenario(W3_DECK, 4, dealer=ANNA)
     order = [sc.game.deck.parse(c) for c in W3_DECK.split()]
-    spec = sc.game.deal_from_deck(sc.state, order, ANNA)
+    spec = sc.game.deal_from_deck(order, ANNA)
     hands, trump, stock = hands_from_deck(W3_DECK.split(), 4, dealer=ANNA)
     assert [sc.game.deck.codes_of(sum(1 << c for c in h)) for h in spec.hands] == [
         sorted(hands[s], key=sc.game.deck.parse) for s in range(4)
@@ -39,7 +39,7 @@ def test_engine_deals_a_deck_like_the_rules_say():
 
 def test_w3_spades_trump_first_trick_example():
     sc = Scenario(W3_DECK, 4, dealer=ANNA, max_deals=2)
-    assert sc.state.pot == 4  # Anna antes 4
+    assert sc.state.session.pot == 4  # Anna antes 4
     assert sc.state.phase is Phase.DECLARE
     sc.act(BEN, "mauscheln", legal={"mauscheln", "pass"})
     # The others are not asked to declare; going with runs from Carla over everyone else.
@@ -52,11 +52,11 @@ def test_w3_spades_trump_first_trick_example():
     sc.exchange(CARLA)
     sc.exchange(DAN)
     sc.trick((BEN, "KH", {"KH", "AS", "KS", "7C"}), (CARLA, "AH", {"AH"}), (DAN, "9S", {"9S"}))
-    assert sc.state.tricks_won[DAN] == 1 and sc.state.to_act == DAN
+    assert sc.state.deal.tricks_won[DAN] == 1 and sc.state.to_act == DAN
     sc.trick((DAN, "AC", {"AC", "AD", "8C"}), (BEN, "7C", {"7C"}), (CARLA, "9C", {"9C"}))
     sc.trick((DAN, "AD", {"AD", "8C"}), (BEN, "KS", {"AS", "KS"}), (CARLA, "TD", {"TD"}))
     sc.trick((BEN, "AS", {"AS"}), (CARLA, "7H", {"7H"}), (DAN, "8C", {"8C"}))
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.kind == "settled"
     assert result.tricks == [0, 2, 0, 2]
     assert result.pot_before == 4
@@ -66,15 +66,15 @@ def test_w3_spades_trump_first_trick_example():
     assert result.deltas == [-4, 2, -4, 2]
     assert sc.rewards == {"player_0": -4, "player_1": 2, "player_2": -4, "player_3": 2}
     # Ben deals next and antes 4 on top of Carla's bete.
-    assert sc.state.dealer == BEN
-    assert sc.state.pot == 8
-    assert sc.state.chips == [36, 38, 36, 42]
+    assert sc.state.session.dealer == BEN
+    assert sc.state.session.pot == 8
+    assert sc.state.session.chips == [36, 38, 36, 42]
 
 
 def test_w4_pot_of_eight_example_one():
     sc = Scenario(W4_DECK, 3, dealer=ANNA, pot=4, max_deals=2)
     assert sc.hands == {BEN: ["AS", "KS", "QS", "7D"], CARLA: ["AH", "KH", "QH", "8D"], ANNA: ["7C", "8C", "9C", "TC"]}
-    assert sc.state.pot == 8
+    assert sc.state.session.pot == 8
     sc.act(BEN, "mauscheln")
     sc.act(CARLA, "go")
     sc.act(ANNA, "pass")
@@ -84,15 +84,15 @@ def test_w4_pot_of_eight_example_one():
     sc.trick((BEN, "KS"), (CARLA, "KH"))
     sc.trick((BEN, "QS"), (CARLA, "AH"))
     sc.trick((BEN, "7D", {"7D"}), (CARLA, "8D", {"8D"}))
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.tricks == [0, 3, 1]
     assert result.credits == [0, 6, 2]
     assert result.debits == [0, 0, 0]
     assert result.pot_after == 0
     assert result.deltas == [-4, 6, 2]
     assert sum(result.deltas) == -(result.pot_after - 4)  # the pot carried in was 4
-    assert sc.state.dealer == BEN and sc.state.pot == 4
-    assert sc.state.chips == [36, 42, 42]
+    assert sc.state.session.dealer == BEN and sc.state.session.pot == 4
+    assert sc.state.session.chips == [36, 42, 42]
 
 
 def test_w5_pot_of_eight_example_two():
@@ -107,14 +107,14 @@ def test_w5_pot_of_eight_example_two():
     sc.trick((BEN, "7H"), (CARLA, "AH", {"AH"}))
     sc.trick((CARLA, "KS"), (BEN, "8H", {"8H", "7D"}))
     sc.trick((CARLA, "AD"), (BEN, "7D", {"7D"}))
-    result = sc.state.results[-1]
+    result = sc.state.session.results[-1]
     assert result.tricks == [0, 1, 3]
     assert result.credits == [0, 2, 6]
     assert result.debits == [0, 8, 0]
     assert result.pot_after == 8
     assert result.deltas == [-4, -6, 6]
-    assert sc.state.dealer == BEN and sc.state.pot == 12
-    assert sc.state.chips == [36, 30, 46]
+    assert sc.state.session.dealer == BEN and sc.state.session.pot == 12
+    assert sc.state.session.chips == [36, 30, 46]
 
 
 @pytest.mark.parametrize("deck", [W3_DECK])

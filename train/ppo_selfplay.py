@@ -64,7 +64,7 @@ from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actio
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
-from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
+from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
 
 
 @dataclass
@@ -486,7 +486,8 @@ def train(args: Args) -> dict[str, Any]:
             rewards_cpu = rew_buf[t].cpu()
             chips_won += rewards_cpu
             if t >= T:  # a deal that was running at T ended: cut its session here
-                cut = running & (ended | (last_kind == DEAL_SETTLED) | (last_kind == DEAL_NO_PLAY))
+                cut = running & (ended | (last_kind == DEAL_SETTLED) | (last_kind == DEAL_NO_PLAY)
+                                 | (last_kind == DEAL_MOUCHE))
                 if cut.any():
                     cut_at[cut] = t
                     running &= ~cut
