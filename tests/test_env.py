@@ -84,6 +84,8 @@ def test_docstring_documents_the_layout_and_the_page_is_current():
     for piece in env.observation_layout:
         assert f"| `{piece.name}` | {piece.shape} |" in module.__doc__
     assert "{layout}" not in module.__doc__
+    page = docs.environment_page()  # the module's page, not the docstring of the env() factory
+    assert page.startswith("# Mauscheln (PettingZoo AEC environment)") and "| `trick_cards` |" in page
     assert docs.main(["--check"]) == 0, "docs/environment.md is stale: run python -m mauscheln_env.docs"
 
 
@@ -96,7 +98,7 @@ def test_infos_hold_the_contract_keys_and_only_own_cards():
         info = env.infos[agent]
         assert keys <= set(info)
         seat = int(agent.split("_")[1])
-        assert set(info["hand"]) == set(env.game.deck.codes_of(state.hands[seat]))
+        assert set(info["hand"]) == set(env.game.deck.codes_of(state.deal.hands[seat]))
         assert bool(info["legal"]) == (seat == state.to_act)
     acting = env.agent_selection
     mask = env.observe(acting)["action_mask"]
@@ -111,11 +113,11 @@ def test_observation_hides_other_hands_and_the_stock():
     mine = ["AS", "KS", "7H", "8D"]
     env_a.reset(seed=1, options={"dealer": 0, "deal": {"hands": {1: mine}, "trump": "9S"}})
     env_b.reset(seed=2, options={"dealer": 0, "deal": {"hands": {1: mine}, "trump": "9S"}})
-    assert env_a.engine_state.hands[2] != env_b.engine_state.hands[2] or env_a.engine_state.stock != env_b.engine_state.stock
+    assert env_a.engine_state.deal.hands[2] != env_b.engine_state.deal.hands[2] or env_a.engine_state.deal.stock != env_b.engine_state.deal.stock
     obs_a = env_a.observe("player_1")["observation"]
     obs_b = env_b.observe("player_1")["observation"]
     np.testing.assert_array_equal(obs_a, obs_b)
-    assert deck.codes_of(env_a.engine_state.hands[1]) == deck.codes_of(env_b.engine_state.hands[1])
+    assert deck.codes_of(env_a.engine_state.deal.hands[1]) == deck.codes_of(env_b.engine_state.deal.hands[1])
     # ...but the full state differs.
     assert not np.array_equal(env_a.state(), env_b.state())
 
@@ -211,7 +213,7 @@ def test_illegal_action_raises_with_the_legal_set_and_changes_nothing():
     env.reset(seed=0)
     agent = env.agent_selection
     before = env.observe(agent)["observation"].copy()
-    history = list(env.engine_state.history)
+    history = list(env.engine_state.session.history)
     with pytest.raises(IllegalActionError, match=r"phase declare; legal: mauscheln, pass"):
         env.step(env.action_from_str("AS"))
     with pytest.raises(IllegalActionError, match="legal"):
@@ -219,7 +221,7 @@ def test_illegal_action_raises_with_the_legal_set_and_changes_nothing():
     with pytest.raises(IllegalActionError):
         env.step(None)
     assert env.agent_selection == agent
-    assert env.engine_state.history == history
+    assert env.engine_state.session.history == history
     np.testing.assert_array_equal(env.observe(agent)["observation"], before)
     env.step(env.action_from_str("pass"))  # retry works
 
