@@ -64,7 +64,8 @@ from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actio
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
-from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
+from mauscheln_env.vecenv import make_vector_env
+from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_SETTLED
 
 
 @dataclass
