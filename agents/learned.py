@@ -17,8 +17,6 @@ what differs. Nothing is ever unpickled.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from mauscheln_env.cards import SUITS
 from mauscheln_env.config import RULESETS, make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
+from mauscheln_env.files import atomic_write
 from mauscheln_env.observation import Observer
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -232,20 +231,6 @@ def save_policy(path: str | Path, net: PolicyNet, game: Game, extra: dict[str, A
     }
     tensors = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
     atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata=meta))
-    return path
-
-
-def atomic_write(path: Path, write: Any) -> Path:
-    """``write(tmp)`` into a temporary file beside ``path``, then rename it over ``path`` (readable by all)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a policy is meant to be shared
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 
