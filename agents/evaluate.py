@@ -64,7 +64,14 @@ from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
 from mauscheln_env.files import atomic_write, atomic_write_text
-from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, report, rule_config, rule_options
+from mauscheln_env.ruleargs import (
+    ArgumentParser,
+    add_rule_arguments,
+    newline_after_ctrl_c,
+    report,
+    rule_config,
+    rule_options,
+)
 
 FORMATS = ("alone", "field")
 PER_DEAL_COLUMNS = {
@@ -323,7 +330,7 @@ class Progress:
 
 
 def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
-                  progress: bool = False, keep_per_deal: bool = True) -> PairResult:
+                  progress: bool = False, keep_per_deal: bool = True, label: str | None = None) -> PairResult:
     """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``)."""
     for spec in (candidate, baseline):
         parse_agent_spec(spec)
@@ -341,7 +348,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     per_deal = np.zeros((total, 4))
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
     games = 0
-    bar = Progress(total, f"{candidate} vs {baseline}", progress)
+    bar = Progress(total, label or f"{candidate} vs {baseline}", progress)
     t0 = time.perf_counter()
 
     def absorb(out: dict[str, Any]) -> None:
@@ -785,7 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MauschelnError as exc:
         return report(PROG, exc)
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; the workers are stopped and no results were written", file=sys.stderr)
+        print(f"{newline_after_ctrl_c()}{PROG}: interrupted; the workers are stopped and no results were written", file=sys.stderr)
         return 130
     return 0
 

@@ -141,3 +141,8 @@ def report(prog: str, message: Any) -> int:
     text = " ".join(str(message).split())
     print(f"{prog}: error: {text}", file=sys.stderr, flush=True)
     return 2
+
+
+def newline_after_ctrl_c() -> str:
+    """A newline to end the ``^C`` a terminal echoes, when stderr is a terminal."""
+    return "\n" if sys.stderr.isatty() else ""
