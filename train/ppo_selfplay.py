@@ -716,7 +716,13 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     num_updates = max(1, args.total_decisions // (B * T))
     start_update, pool, stats = 0, [], {}
     if args.resume:
-        start_update, pool, stats = load_checkpoint(run_dir, net, optimizer, game)
+        from agents.learned import CheckpointError
+
+        try:
+            start_update, pool, stats = load_checkpoint(run_dir, net, optimizer, game)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{exc}; allowed: a checkpoint written by {PROG} for this run (to resume from an "
+                                  "earlier one, write its folder name into checkpoints/latest)") from None
     baselines = _baseline_players(args, game, device)
     # Everything is checked: make the run directory (removed again if the start fails half-way).
     created = not run_dir.exists()
@@ -729,9 +735,12 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(run_dir))
-    except BaseException:
+    except BaseException as exc:
         if created:
             shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise ConfigError(f"cannot write the run directory {run_dir}: {exc.strerror or exc}; allowed: a "
+                              "writable place (--run-dir or --runs-root)") from exc
         raise
     stop.run_dir = run_dir
     if args.resume:
