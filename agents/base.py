@@ -16,7 +16,9 @@ match runner calls it before every deal with a seed derived from the deal and
 the seat, so agents at the same seat draw common random numbers). All of an
 agent's randomness comes from ``self.rng``, a :class:`numpy.random.Generator`.
 
-Agents are registered by name and built with :func:`make_agent`::
+Agents are built by name with :func:`make_agent`; the built-in names are a static
+table (:data:`AGENTS`, ``"module:Class"``), so a module is imported only when its
+agent is built, and :func:`register_agent` adds a user's own::
 
     agent = make_agent("expert", seed=0)
     agent = make_agent("pimc", seed=0, samples=24)
@@ -29,16 +31,26 @@ observation and info code).
 from __future__ import annotations
 
 import abc
+import functools
 import importlib
 import inspect
+import math
+import types
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mauscheln_env.engine import Game
+from mauscheln_env.errors import MauschelnError
+from mauscheln_env.ruleargs import parse_value
 
 Info = Mapping[str, Any]
+
+
+class AgentError(MauschelnError):
+    """An unknown agent, parameter or spec, or a parameter value that is not allowed."""
 
 
 class Agent(abc.ABC):
@@ -52,10 +64,19 @@ class Agent(abc.ABC):
     """
 
     name: ClassVar[str] = "agent"
+    param_help: ClassVar[dict[str, str]] = {}
+    """What a parameter allows, for the error message (default: from its annotation)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every subclass's constructor checks its keyword parameters against their annotations
+        (:func:`check_param`): no agent accepts ``nan``, a bool for a number or text for a bool."""
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _validating(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(self, seed: int | None = None) -> None:
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
-            raise ValueError(f"seed={seed!r} is not allowed; allowed: None or a whole number >= 0")
+            raise AgentError(f"seed={seed!r} is not allowed; allowed: None or a whole number >= 0")
         self.seed = None if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.params: dict[str, Any] = {}
@@ -113,50 +134,77 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- registry
-_REGISTRY: dict[str, tuple[Callable[..., Agent], str]] = {}
+AGENTS: dict[str, str] = {
+    "random": "agents.baselines:RandomAgent",
+    "beginner": "agents.baselines:BeginnerAgent",
+    "expert": "agents.baselines:ExpertAgent",
+    "pimc": "agents.pimc:PIMCAgent",
+    "learned": "agents.learned:LearnedAgent",
+    "sb3": "agents.sb3:SB3Agent",
+}
+"""The built-in agents by name: ``"module:Class"``, imported only when an agent of that name is built."""
+
+AGENT_DOCS: dict[str, str] = {
+    "random": "uniformly random legal actions",
+    "beginner": "the beginners' tips of the modern rules",
+    "expert": "the classic 'Spielregeln' and the Mousel strategy advice",
+    "pimc": "determinized search: sampled deals, exact search of the tricks",
+    "learned": "a trained policy network (needs torch; checkpoint= a path, a run directory or a shipped policy)",
+    "sb3": "a MaskablePPO model saved by train/sb3_maskable.py (needs sb3-contrib; model= path)",
+}
+
+_EXTRA: dict[str, tuple[Callable[..., Agent], str]] = {}
+"""Agents registered at run time with :func:`register_agent` (they take precedence over :data:`AGENTS`)."""
 
 
 def register_agent(name: str, factory: Callable[..., Agent], doc: str = "") -> None:
-    """Register ``factory(seed=..., **params)`` under ``name`` (overwrites an earlier entry)."""
+    """Register ``factory(seed=..., **params)`` under ``name`` (a user's own agent; overwrites an earlier entry)."""
     if not isinstance(name, str) or not name or any(ch in name for ch in " :,=()"):
-        raise ValueError(f"agent name {name!r} is not allowed; allowed: a non-empty word without ' :,=()'")
-    _REGISTRY[name] = (factory, doc)
-
-
-_ON_DEMAND = {
-    "learned": ("agents.learned", "a trained policy network (needs torch; checkpoint= a path or a shipped name)"),
-    "sb3": ("train.sb3_maskable", "a MaskablePPO model (needs sb3-contrib; model= path)"),
-}
-"""Agents whose modules have heavy dependencies: imported only when asked for by name."""
+        raise AgentError(f"agent name {name!r} is not allowed; allowed: a non-empty word without ' :,=()'")
+    if not callable(factory):
+        raise AgentError(f"agent {name!r}: factory {factory!r} is not callable; allowed: an Agent class or function")
+    _EXTRA[name] = (factory, doc)
 
 
 def available_agents() -> dict[str, str]:
-    """Registered agent names and their one-line descriptions (agents loaded on demand included)."""
-    _load_builtin()
-    names = {name: doc for name, (_, doc) in _REGISTRY.items()}
-    for name, (_, doc) in _ON_DEMAND.items():
-        names.setdefault(name, doc)
+    """Agent names and their one-line descriptions (built-in and registered), without importing any agent."""
+    names = dict(AGENT_DOCS)
+    names.update({name: doc for name, (_, doc) in _EXTRA.items()})
     return dict(sorted(names.items()))
 
 
+def agent_class(name: str) -> Callable[..., Agent]:
+    """The factory of agent ``name``: a registered one, else the class named in :data:`AGENTS`, imported now."""
+    if name in _EXTRA:
+        return _EXTRA[name][0]
+    if not isinstance(name, str) or name not in AGENTS:
+        raise AgentError(f"unknown agent {name!r}; allowed: {', '.join(available_agents())}")
+    module, _, cls = AGENTS[name].partition(":")
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as exc:
+        raise AgentError(f"agent {name!r} needs {module}, which cannot be imported here: {exc}") from exc
+
+
 def make_agent(name: str, seed: int | None = None, **params: Any) -> Agent:
-    """Build a registered agent. Unknown names or parameters raise ``ValueError``."""
-    _load_builtin()
-    if name not in _REGISTRY and name in _ON_DEMAND:
-        module = _ON_DEMAND[name][0]
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ValueError(f"agent {name!r} needs {module}, which cannot be imported here: {exc}") from exc
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; allowed: {', '.join(available_agents())}")
-    factory = _REGISTRY[name][0]
+    """Build an agent by name. Unknown names, unknown parameters and bad values raise :class:`AgentError`."""
+    return _build(name, seed, params)
+
+
+def _build(name: str, seed: int | None, params: dict[str, Any]) -> Agent:
+    factory = agent_class(name)
     accepted = _defaults(factory)
+    if "seed" in params:
+        raise AgentError(f"agent {name!r}: seed is not a parameter of the spec (the caller seeds every agent, "
+                         f"e.g. with --seed); allowed: {_allowed(accepted)}")
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        allowed = ", ".join(f"{k}={v!r}" for k, v in accepted.items()) or "none"
-        raise ValueError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; allowed: {allowed}")
+        raise AgentError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; allowed: {_allowed(accepted)}")
     return factory(seed=seed, **params)
+
+
+def _allowed(accepted: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in accepted.items()) or "no parameters"
 
 
 def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
@@ -165,15 +213,17 @@ def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
     Values are read as int, float, ``true``/``false``/``none`` or else kept as strings.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"agent spec {text!r} is not allowed; allowed: NAME or NAME:key=value,key=value")
+        raise AgentError(f"agent spec {text!r} is not allowed; allowed: NAME or NAME:key=value,key=value")
     name, _, rest = text.strip().partition(":")
     params: dict[str, Any] = {}
     if rest:
         for item in rest.split(","):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
-                raise ValueError(f"agent spec {text!r}: {item!r} is not key=value")
-            params[key.strip()] = _parse_value(value.strip())
+                raise AgentError(f"agent spec {text!r}: {item!r} is not key=value; allowed: NAME:key=value,key=value")
+            if key.strip() in params:
+                raise AgentError(f"agent spec {text!r}: {key.strip()} is given twice; give each parameter once")
+            params[key.strip()] = parse_value(value.strip())
     return name, params
 
 
@@ -185,26 +235,12 @@ def agent_from_spec(spec: str | Mapping[str, Any], seed: int | None = None) -> A
         params = dict(spec)
         name = params.pop("name", None)
         if name is None:
-            raise ValueError(f"agent spec {spec!r} has no 'name'")
+            raise AgentError(f"agent spec {spec!r} has no 'name'")
         spec_seed = params.pop("seed", None)
         seed = spec_seed if seed is None else seed
     else:
-        raise ValueError(f"agent spec {spec!r} is not allowed; allowed: 'name:key=value' text or a dict with 'name'")
-    return make_agent(name, seed=seed, **params)
-
-
-def _parse_value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+        raise AgentError(f"agent spec {spec!r} is not allowed; allowed: 'name:key=value' text or a dict with 'name'")
+    return _build(name, seed, params)
 
 
 def _defaults(factory: Callable[..., Any]) -> dict[str, Any]:
@@ -217,9 +253,81 @@ def _defaults(factory: Callable[..., Any]) -> dict[str, Any]:
     }
 
 
-def _load_builtin() -> None:
-    """Import the modules that register the built-in agents (once)."""
-    if "random" in _REGISTRY:
-        return
-    import agents.baselines  # noqa: F401  (registers random, beginner, expert)
-    import agents.pimc  # noqa: F401  (registers pimc)
+# ---------------------------------------------------------------------- parameter validation
+def check_param(agent: str, name: str, value: Any, hint: Any, allowed: str | None = None) -> Any:
+    """Check one constructor parameter against its annotation; return it as a plain Python value.
+
+    ``bool`` takes True/False only; ``int`` a whole number (not a bool); ``float`` a finite number (not a
+    bool); ``str`` text; ``X | None`` also None. numpy scalars count as the Python type they hold. Other
+    annotations are not checked here. Raises :class:`AgentError` naming the value and what is allowed.
+    """
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    if value is None and type(None) in options:
+        return None
+    kinds = [k for k in options if k in _KINDS]
+    if not kinds or len(kinds) != len([k for k in options if k is not type(None)]):
+        return value  # an annotation this helper does not judge (a path, a mapping, ...)
+    for kind in kinds:
+        ok, plain = _KINDS[kind][0](value)
+        if ok:
+            return plain
+    what = " or ".join(_KINDS[k][1] for k in kinds)
+    if type(None) in options:
+        what = "None or " + what
+    raise AgentError(f"{agent}: {name}={value!r} is not allowed; allowed: {allowed or what}")
+
+
+def _as_bool(v: Any) -> tuple[bool, Any]:
+    return (True, bool(v)) if isinstance(v, (bool, np.bool_)) else (False, None)
+
+
+def _as_int(v: Any) -> tuple[bool, Any]:
+    ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    return (True, int(v)) if ok else (False, None)
+
+
+def _as_float(v: Any) -> tuple[bool, Any]:
+    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+    return (True, float(v)) if ok and math.isfinite(float(v)) else (False, None)
+
+
+def _as_str(v: Any) -> tuple[bool, Any]:
+    return (True, str(v)) if isinstance(v, (str, np.str_)) else (False, None)
+
+
+_KINDS: dict[Any, tuple[Callable[[Any], tuple[bool, Any]], str]] = {
+    bool: (_as_bool, "True or False"),
+    int: (_as_int, "a whole number"),
+    float: (_as_float, "a finite number"),
+    str: (_as_str, "text"),
+}
+
+
+def _validating(init: Callable[..., None]) -> Callable[..., None]:
+    """Wrap an agent's ``__init__`` so that every keyword parameter is checked by :func:`check_param` first."""
+    sig = inspect.signature(init)
+    hints: dict[str, Any] | None = None
+
+    @functools.wraps(init)
+    def __init__(self: Agent, *args: Any, **kwargs: Any) -> None:
+        nonlocal hints
+        if hints is None:
+            try:
+                hints = typing.get_type_hints(init)
+            except Exception:  # noqa: BLE001 - an annotation that cannot be resolved is not checked
+                hints = {}
+        try:
+            bound = sig.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            raise AgentError(f"{type(self).name}: {exc}") from exc
+        help_ = getattr(type(self), "param_help", {})
+        for key, value in list(bound.arguments.items()):
+            if key in ("self", "seed") or key not in hints:
+                continue
+            bound.arguments[key] = check_param(type(self).name, key, value, hints[key], help_.get(key))
+        init(*bound.args, **bound.kwargs)
+
+    return __init__
+
+
+

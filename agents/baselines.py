@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Info, legal_ids, register_agent
+from agents.base import Agent, Info, legal_ids
 from agents.knowledge import Knowledge, KnowledgeReader
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Game, Role
@@ -352,8 +352,3 @@ def _next_mark(agent: _HeuristicAgent, k: Knowledge, legal: list[int], throw: li
         return done
     cards = [a for a in legal if a < agent.game.num_cards]
     return agent.weakest(k, cards)
-
-
-register_agent("random", RandomAgent, "uniformly random legal actions")
-register_agent("beginner", BeginnerAgent, "the beginners' tips of the modern rules")
-register_agent("expert", ExpertAgent, "the classic 'Spielregeln' and the Mousel strategy advice")

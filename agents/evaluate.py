@@ -48,10 +48,11 @@ import math
 import multiprocessing
 import os
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +60,29 @@ import numpy as np
 
 from agents.base import Agent, agent_from_spec, parse_agent_spec
 from agents.match import ROLE_KEYS, MatchRunner, agent_seed, make_deal
-from mauscheln_env.config import RuleConfig, make_config
+from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
+from mauscheln_env.errors import ConfigError, MauschelnError
+from mauscheln_env.files import atomic_write, atomic_write_text
+from mauscheln_env.ruleargs import (
+    ArgumentParser,
+    add_rule_arguments,
+    newline_after_ctrl_c,
+    report,
+    rule_config,
+    rule_options,
+)
 
 FORMATS = ("alone", "field")
+PER_DEAL_COLUMNS = {
+    "alone_candidate": "format alone (the candidate at one seat, the baseline at the others): the candidate's "
+                       "mean chips per seat-deal",
+    "alone_baseline": "format alone: the baseline field's mean chips per seat-deal",
+    "field_candidate": "format field (the baseline at one seat, candidates at the others): the candidates' "
+                       "mean chips per seat-deal",
+    "field_baseline": "format field: the lone baseline's mean chips per seat-deal",
+}
+"""The columns of a pairing's ``per_deal`` rows in ``results.json``, in order, and what each holds."""
 Z95 = 1.959963984540054
 
 
@@ -114,12 +134,13 @@ class PairResult:
     games: int
     seconds: float
     per_deal: np.ndarray | None = field(default=None, repr=False)
-    """Per deal: [alone cand, alone base, field cand, field base] mean chips per seat-deal."""
+    """Per deal: [alone cand, alone base, field cand, field base] mean chips per seat-deal (:data:`PER_DEAL_COLUMNS`)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("per_deal")
         if self.per_deal is not None:
+            d["per_deal_columns"] = list(PER_DEAL_COLUMNS)
             d["per_deal"] = np.round(self.per_deal, 6).tolist()
         return d
 
@@ -128,6 +149,11 @@ class PairResult:
         def est(x: dict) -> Estimate:
             return Estimate(**x)
 
+        per_deal = None if d.get("per_deal") is None else np.asarray(d["per_deal"], dtype=np.float64)
+        if per_deal is not None and (per_deal.ndim != 2 or per_deal.shape != (d["deals"], 4)
+                                     or not np.isfinite(per_deal).all()):
+            raise ValueError(f"per_deal has shape {per_deal.shape}; allowed: {d['deals']} rows (one per deal) "
+                             f"of {len(PER_DEAL_COLUMNS)} finite numbers ({', '.join(PER_DEAL_COLUMNS)})")
         return cls(
             candidate=d["candidate"],
             baseline=d["baseline"],
@@ -142,7 +168,7 @@ class PairResult:
             roles=d["roles"],
             games=d["games"],
             seconds=d["seconds"],
-            per_deal=None if d.get("per_deal") is None else np.asarray(d["per_deal"], dtype=np.float64),
+            per_deal=per_deal,
         )
 
 
@@ -152,7 +178,8 @@ class Settings:
     """How the matches are played (everything but the agents)."""
 
     ruleset: str = "mauscheln"
-    players: int = 4
+    players: int | None = 4
+    """Seats; None: the preset's player count, else 4."""
     deals: int = 1000
     seed: int = 0
     start: int = 0
@@ -163,7 +190,24 @@ class Settings:
     rule_options: tuple[tuple[str, Any], ...] = ()
 
     def config(self) -> RuleConfig:
-        return make_config(self.ruleset, self.players, max_deals=self.session_deals, **dict(self.rule_options))
+        self.validate()
+        return rule_config(self.ruleset, self.players, dict(self.rule_options),
+                           max_deals=(self.session_deals, "--session-deals"))
+
+    def validate(self) -> None:
+        """Raise :class:`~mauscheln_env.errors.ConfigError` for a setting that is not allowed."""
+        for name, low in (("deals", 1), ("seed", 0), ("start", 0), ("session_deals", 1), ("pot", 0)):
+            value = getattr(self, name)
+            if not _is_whole(value) or value < low:
+                raise ConfigError(f"{name}={value!r} is not allowed; allowed: a whole number >= {low}")
+        if self.players is not None and not _is_whole(self.players):
+            raise ConfigError(f"players={self.players!r} is not allowed; allowed: None or a whole number")
+        if not isinstance(self.crn, bool):
+            raise ConfigError(f"crn={self.crn!r} is not allowed; allowed: True or False")
+
+
+def _is_whole(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 # ---------------------------------------------------------------------- worker side
@@ -286,13 +330,13 @@ class Progress:
 
 
 def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
-                  progress: bool = False, keep_per_deal: bool = True) -> PairResult:
+                  progress: bool = False, keep_per_deal: bool = True, label: str | None = None) -> PairResult:
     """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``)."""
     for spec in (candidate, baseline):
         parse_agent_spec(spec)
         agent_from_spec(spec)  # fail early on unknown names or parameters
     settings.config()  # fail early on bad rules
-    if not isinstance(workers, int) or workers < 1:
+    if not _is_whole(workers) or workers < 1:
         raise ValueError(f"workers={workers!r} is not allowed; allowed: a whole number >= 1")
     total = settings.deals
     if total < 1:
@@ -304,7 +348,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     per_deal = np.zeros((total, 4))
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
     games = 0
-    bar = Progress(total, f"{candidate} vs {baseline}", progress)
+    bar = Progress(total, label or f"{candidate} vs {baseline}", progress)
     t0 = time.perf_counter()
 
     def absorb(out: dict[str, Any]) -> None:
@@ -317,14 +361,16 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
         games += out["games"]
         bar.update(len(out["per_deal"]))
 
-    if workers == 1:
-        for task in tasks:
-            absorb(_play_block_task(task))
-    else:
-        with _pool_context().Pool(workers, initializer=_worker_init) as pool:
-            for out in pool.imap_unordered(_play_block_task, tasks):
-                absorb(out)
-    bar.close()
+    try:
+        if workers == 1:
+            for task in tasks:
+                absorb(_play_block_task(task))
+        else:
+            with _pool_context().Pool(workers, initializer=_worker_init) as pool:  # leaving it terminates the workers
+                for out in pool.imap_unordered(_play_block_task, tasks):
+                    absorb(out)
+    finally:
+        bar.close()
     seconds = time.perf_counter() - t0
     return summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
 
@@ -338,7 +384,9 @@ def _pool_context() -> Any:
 
 
 def _worker_init() -> None:
-    """One compute thread per worker process (the workers already use every core between them)."""
+    """One compute thread per worker process (the workers already use every core between them); Ctrl-C is
+    the parent's to handle (it stops the workers), so a worker ignores it instead of printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
@@ -485,7 +533,7 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
     settings = None
     commands = []
     for path in paths:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = load_results(path)
         s = dict(data["settings"])
         span = (s.get("seed"), int(s.get("start", 0)), int(s.get("start", 0)) + int(s.get("deals", 0)))
         for key in ("deals", "seed", "start"):
@@ -498,8 +546,8 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         for a in data["agents"]:
             if a not in agents:
                 agents.append(a)
-        for p in data["pairs"]:
-            r = PairResult.from_dict(p)
+        for p in data["pair_results"]:
+            r = p
             key = (r.candidate, r.baseline)
             for seed, lo, hi, other in covered.get(key, []):
                 if seed is None or span[0] is None or (seed == span[0] and lo < span[2] and span[1] < hi):
@@ -528,36 +576,107 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
     return Tournament(agents, pairs, ratings, settings or {}, " ; ".join(c for c in commands if c))
 
 
+class ResultsFileError(ConfigError):
+    """A results.json file that is missing, not JSON, or not shaped like what ``mauscheln eval --out`` writes."""
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Read and check one ``results.json``; its pairings are parsed into ``data["pair_results"]``.
+
+    Raises :class:`ResultsFileError` naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsFileError(f"{path}: no such file; allowed: a results.json written by mauscheln eval --out") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsFileError(f"{path} cannot be read: {exc}") from exc
+    except ValueError as exc:
+        raise ResultsFileError(f"{path} is not JSON ({exc}); allowed: a results.json written by mauscheln eval --out"
+                               ) from exc
+    shape = "a mapping with settings (mapping), agents (list of names) and pairs (list of pairings)"
+    if (not isinstance(data, dict) or not isinstance(data.get("settings"), dict)
+            or not isinstance(data.get("agents"), list) or not all(isinstance(a, str) for a in data["agents"])
+            or not isinstance(data.get("pairs"), list)):
+        raise ResultsFileError(f"{path} is not shaped like a results file; allowed: {shape}")
+    s = data["settings"]
+    for key in ("seed", "start", "deals"):
+        if s.get(key) is not None and not _is_whole(s.get(key)):
+            raise ResultsFileError(f"{path}: settings {key}={s.get(key)!r}; allowed: a whole number")
+    pairs = []
+    for i, p in enumerate(data["pairs"]):
+        try:
+            if not isinstance(p, dict):
+                raise TypeError(f"a JSON {type(p).__name__}, not a mapping")
+            pairs.append(PairResult.from_dict(p))
+        except KeyError as exc:
+            raise ResultsFileError(f"{path}: pairing {i} has no {exc}; allowed: pairings as eval --out writes them"
+                                   ) from exc
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ResultsFileError(f"{path}: pairing {i} is malformed: {exc}") from exc
+    data["pair_results"] = pairs
+    return data
+
+
 def _span_text(seed: Any, lo: int, hi: int) -> str:
     return "a merged file" if seed is None else f"seed {seed}, deals {lo}..{hi - 1}"
 
 
 # ---------------------------------------------------------------------- output
+def check_out_dir(out: Path, overwrite: bool = False) -> None:
+    """Refuse an ``--out`` that is a file, or a directory that already holds files (unless ``overwrite``)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is an existing file; allowed: a new or empty directory")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"--out {out} is not empty; allowed: a new or empty directory, or --overwrite to replace "
+                          "the results in it")
+
+
+CROSSTABLE_LEGEND = (
+    "Each cell: the row agent's mean advantage over the column agent, in chips per deal, averaged over both "
+    "duplicate formats (the agent alone against a field of the other, and as the field against one), ± the "
+    "half-width of its 95 % confidence interval over deals; empty: the pair was not played. Elo (BT): "
+    "Bradley–Terry rating from the per-deal wins (ties half), on the Elo scale, centred on the mean."
+)
+
+
+def _settings_line(t: Tournament) -> str:
+    s = t.settings
+    deals = sorted({p.deals for p in t.pairs})
+    return (f"{s.get('ruleset', '?')}, {s.get('players', '?')} players, "
+            f"{'/'.join(map(str, deals)) or '?'} duplicate deals per pairing")
+
+
 def write_outputs(t: Tournament, out: Path) -> list[str]:
-    """results.json, results.csv, crosstable.md and chart.png (if matplotlib is installed)."""
+    """results.json, results.csv, crosstable.md and chart.png (if matplotlib is installed), each written atomically."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    (out / "results.json").write_text(json.dumps(t.to_dict(), indent=2), encoding="utf-8")
+    atomic_write_text(out / "results.json", json.dumps(t.to_dict(), indent=2))
     written.append(str(out / "results.json"))
-    with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
-        wr = csv.writer(fh)
-        wr.writerow([
-            "candidate", "baseline", "deals", "advantage", "adv_low", "adv_high", "adv_alone", "adv_field",
-            "cand_chips_alone", "cand_chips_field", "base_chips_alone", "base_chips_field", "wins", "losses", "ties",
-            "elo_candidate", "elo_baseline", "games", "seconds",
-        ])
-        for p in t.pairs:
+
+    def write_csv(tmp: Path) -> None:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            wr = csv.writer(fh)
             wr.writerow([
-                p.candidate, p.baseline, p.deals, f"{p.advantage.mean:.4f}", f"{p.advantage.low:.4f}",
-                f"{p.advantage.high:.4f}", f"{p.advantage_by_format['alone'].mean:.4f}",
-                f"{p.advantage_by_format['field'].mean:.4f}", f"{p.candidate_chips['alone'].mean:.4f}",
-                f"{p.candidate_chips['field'].mean:.4f}", f"{p.baseline_chips['alone'].mean:.4f}",
-                f"{p.baseline_chips['field'].mean:.4f}", p.wins, p.losses, p.ties,
-                f"{t.ratings.get(p.candidate, 0):.1f}", f"{t.ratings.get(p.baseline, 0):.1f}", p.games,
-                f"{p.seconds:.2f}",
+                "candidate", "baseline", "deals", "advantage", "adv_low", "adv_high", "adv_alone", "adv_field",
+                "cand_chips_alone", "cand_chips_field", "base_chips_alone", "base_chips_field", "wins", "losses",
+                "ties", "elo_candidate", "elo_baseline", "games", "seconds",
             ])
+            for p in t.pairs:
+                wr.writerow([
+                    p.candidate, p.baseline, p.deals, f"{p.advantage.mean:.4f}", f"{p.advantage.low:.4f}",
+                    f"{p.advantage.high:.4f}", f"{p.advantage_by_format['alone'].mean:.4f}",
+                    f"{p.advantage_by_format['field'].mean:.4f}", f"{p.candidate_chips['alone'].mean:.4f}",
+                    f"{p.candidate_chips['field'].mean:.4f}", f"{p.baseline_chips['alone'].mean:.4f}",
+                    f"{p.baseline_chips['field'].mean:.4f}", p.wins, p.losses, p.ties,
+                    f"{t.ratings.get(p.candidate, 0):.1f}", f"{t.ratings.get(p.baseline, 0):.1f}", p.games,
+                    f"{p.seconds:.2f}",
+                ])
+
+    atomic_write(out / "results.csv", write_csv)
     written.append(str(out / "results.csv"))
-    (out / "crosstable.md").write_text(t.crosstable_markdown() + "\n", encoding="utf-8")
+    atomic_write_text(out / "crosstable.md", f"{_settings_line(t)}\n\n{t.crosstable_markdown()}\n\n{CROSSTABLE_LEGEND}\n")
     written.append(str(out / "crosstable.md"))
     if importlib.util.find_spec("matplotlib") is not None:
         written.append(_chart(t, out / "chart.png"))
@@ -581,64 +700,55 @@ def _chart(t: Tournament, path: Path) -> str:
     ax2.axvline(0, color="grey", lw=0.8)
     ax2.set_yticks(range(len(means)), labels, fontsize=7)
     ax2.set_xlabel("advantage, chips per deal (95% CI)")
+    fig.suptitle(_settings_line(t))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
     plt.close(fig)
     return str(path)
 
 
 # ---------------------------------------------------------------------- CLI
+PROG = "mauscheln eval"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="mauscheln eval",
+    p = ArgumentParser(
+        prog=PROG,
         description="Duplicate-deal evaluation of agents: pairings, cross-table, Bradley-Terry ratings.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
-                   help="agents to compare, all pairs (e.g. random beginner expert pimc:samples=8)")
+                   help="agents to compare, all pairs (e.g. random beginner expert pimc:samples=8 "
+                        "learned:checkpoint=runs/<run>)")
     p.add_argument("--pair", nargs=2, action="append", metavar=("CANDIDATE", "BASELINE"), default=None,
                    help="evaluate only these pairings (repeatable); agents named here join the table")
     p.add_argument("--candidate", help="shorthand for one pairing: --candidate X --baseline Y")
     p.add_argument("--baseline", help="the baseline of --candidate")
-    p.add_argument("--ruleset", default="mauscheln")
-    p.add_argument("--players", type=int, default=4)
+    add_rule_arguments(p)
     p.add_argument("--deals", type=int, default=1000, help="duplicate deals per pairing")
     p.add_argument("--seed", type=int, default=0, help="seed of the deal series and of the agents' random numbers")
     p.add_argument("--start", type=int, default=0, help="index of the first duplicate deal (to play a series in chunks)")
     p.add_argument("--session-deals", type=int, default=1,
                    help="settled deals per session (pot carried over); 1 = single deals")
-    p.add_argument("--pot", type=int, default=0, help="pot before the first dealer's ante")
-    p.add_argument("--knock", action="store_true", help="play with the knock option")
-    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="other rule options, e.g. --rule stake=8 --rule bankroll=100")
+    p.add_argument("--pot", type=int, default=0, help="pot before the first dealer's ante (>= 0)")
     p.add_argument("--no-crn", action="store_true", help="independent random numbers per agent (no CRN)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes")
-    p.add_argument("--out", type=Path, default=None, help="folder for results.json, results.csv, crosstable.md, chart")
+    p.add_argument("--out", type=Path, default=None,
+                   help="a new or empty folder for results.json, results.csv, crosstable.md, chart.png")
+    p.add_argument("--overwrite", action="store_true", help="write into an --out folder that already holds files")
     p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
                    help="combine earlier results.json files into one cross-table instead of playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
 
-def _rule_options(items: Sequence[str], knock: bool) -> tuple[tuple[str, Any], ...]:
-    from agents.base import _parse_value
-
-    out: dict[str, Any] = {}
-    if knock:
-        out["knock"] = True
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise ValueError(f"--rule {item!r} is not KEY=VALUE")
-        out[key.strip()] = _parse_value(value.strip())
-    return tuple(sorted(out.items()))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    command = "mauscheln eval " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
     try:
+        if args.out is not None:
+            check_out_dir(args.out, args.overwrite)
         if args.merge:
             t = merge_results(args.merge)
         else:
@@ -646,37 +756,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             pairs = [tuple(p) for p in args.pair] if args.pair else None
             if args.candidate or args.baseline:
                 if not (args.candidate and args.baseline):
-                    raise ValueError("--candidate and --baseline go together")
+                    raise ConfigError("--candidate and --baseline go together")
                 pairs = (pairs or []) + [(args.candidate, args.baseline)]
             if pairs is None and len(agents) < 2:
-                raise ValueError("name at least two --agents, or --pair CANDIDATE BASELINE")
+                raise ConfigError("name at least two --agents, or --pair CANDIDATE BASELINE")
+            if args.workers < 1:
+                raise ConfigError(f"--workers {args.workers} is not allowed; allowed: a whole number >= 1")
             settings = Settings(
                 ruleset=args.ruleset, players=args.players, deals=args.deals, seed=args.seed, start=args.start,
                 session_deals=args.session_deals, pot=args.pot, crn=not args.no_crn,
-                rule_options=_rule_options(args.rule, args.knock),
+                rule_options=tuple(sorted(rule_options(args).items())),
             )
-            settings.config()
+            config = settings.config()
+            settings = replace(settings, players=config.num_players)  # what the table had, preset or flag
+            for spec in {x for pair in (pairs or []) for x in pair} | set(agents):
+                agent_from_spec(spec).setup(Game(config), 0)  # unknown agents or a policy for another game fail now
             t0 = time.perf_counter()
             t = run_tournament(agents, settings, pairs=pairs, workers=args.workers,
                                progress=not args.no_progress and sys.stderr.isatty(), command=command)
             elapsed = time.perf_counter() - t0
-    except ValueError as exc:
-        print(f"mauscheln eval: error: {exc}", file=sys.stderr)
-        return 2
-    for p in t.pairs:
-        print("\n".join(pair_lines(p)))
-    print()
-    print(t.crosstable_markdown())
-    if not args.merge:
-        games = sum(p.games for p in t.pairs)
-        print(f"\n{len(t.pairs)} pairing(s), {args.deals} duplicate deals each, {games} games "
-              f"in {elapsed:.1f}s ({games / max(elapsed, 1e-9):.0f} games/s, {args.workers} worker(s), "
-              f"{os.cpu_count()} CPU(s))")
-    if args.out is not None:
-        written = write_outputs(t, args.out)
-        print("wrote " + ", ".join(written))
-        if importlib.util.find_spec("matplotlib") is None:
-            print("no chart: matplotlib is not installed (pip install matplotlib)")
+        for p in t.pairs:
+            print("\n".join(pair_lines(p)))
+        print()
+        print(t.crosstable_markdown())
+        if not args.merge:
+            games = sum(p.games for p in t.pairs)
+            print(f"\n{len(t.pairs)} pairing(s), {args.deals} duplicate deals each, {games} games "
+                  f"in {elapsed:.1f}s ({games / max(elapsed, 1e-9):.0f} games/s, {args.workers} worker(s), "
+                  f"{os.cpu_count()} CPU(s))")
+        if args.out is not None:
+            written = write_outputs(t, args.out)
+            print("wrote " + ", ".join(written))
+            if importlib.util.find_spec("matplotlib") is None:
+                print("no chart: matplotlib is not installed (pip install -e '.[plot]')")
+    except MauschelnError as exc:
+        return report(PROG, exc)
+    except KeyboardInterrupt:
+        print(f"{newline_after_ctrl_c()}{PROG}: interrupted; the workers are stopped and no results were written", file=sys.stderr)
+        return 130
     return 0
 
 

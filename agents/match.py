@@ -122,6 +122,8 @@ class MatchRunner:
         n = game.n
         if len(agents) != n:
             raise ValueError(f"{len(agents)} agents for {n} seats; allowed: exactly one agent per seat")
+        if not isinstance(pot, (int, np.integer)) or isinstance(pot, (bool, np.bool_)) or pot < 0:
+            raise ValueError(f"pot={pot!r} is not allowed; allowed: a whole number >= 0")
         for seat, agent in enumerate(agents):
             agent.setup(game, seat)
         state = game.new_session(np.random.default_rng(session_seed), dealer=dealer, chips=chips, pot=pot, deal=deal)

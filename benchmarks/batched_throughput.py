@@ -18,7 +18,7 @@ gets the cores); ``CPU µs/decision`` is the CPU time of this process (all
 threads) and of its worker processes per decision, which other load on the
 machine disturbs much less than wall time. The reference vector env and the PettingZoo env are measured on the
 CPU in the same run to give the ratio. ``--workers 2`` splits the batch over
-two worker processes (:class:`~mauscheln_env.vector.SubprocVectorEnv`), each
+two worker processes (:class:`~mauscheln_env.vecenv.SubprocVectorEnv`), each
 one batched engine on one torch thread, writing into shared memory.
 """
 
@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mauscheln_env import make_config  # noqa: E402
 from mauscheln_env.batched import BatchedMauscheln  # noqa: E402
-from mauscheln_env.vector import ReferenceVectorEnv, VectorEnv, make_vector_env, sample_legal  # noqa: E402
+from mauscheln_env.vecenv import make_vector_env  # noqa: E402
+from mauscheln_env.vector import ReferenceVectorEnv, VectorEnv, sample_legal  # noqa: E402
 
 WINDOW_S = 0.5
 

@@ -7,10 +7,11 @@ duplicate-deal evaluations; ``mauscheln play`` sits a human at the table.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import sys
+
+from mauscheln_env.ruleargs import ArgumentParser
 
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
@@ -24,7 +25,7 @@ SUBCOMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     available = {name: spec for name, spec in SUBCOMMANDS.items() if _importable(spec[0])}
-    parser = argparse.ArgumentParser(prog="mauscheln", description="Mauscheln RL environment and tools.")
+    parser = ArgumentParser(prog="mauscheln", description="Mauscheln RL environment and tools.")
     parser.add_argument("command", choices=sorted(available), help="; ".join(f"{k}: {v[1]}" for k, v in available.items()))
     if not argv or argv[0] in ("-h", "--help"):
         parser.print_help()

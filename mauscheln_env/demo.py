@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 import mauscheln_env
+from mauscheln_env.errors import MauschelnError
+from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
+
+PROG = "mauscheln demo"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mauscheln demo", description=__doc__)
-    parser.add_argument("--ruleset", default="mauscheln", help="mauscheln, mauscheln_classic, mousel, mouche or muschka")
-    parser.add_argument("--players", type=int, default=4, help="number of seats")
-    parser.add_argument("--deals", type=int, default=3, help="settled deals in the session")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--knock", action="store_true", help="play with the modern knock option")
+    parser = ArgumentParser(prog=PROG, description=__doc__)
+    add_rule_arguments(parser)
+    parser.add_argument("--deals", type=int, default=3, help="settled deals in the session (default: 3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the random agents (default: 0)")
     args = parser.parse_args(argv)
-    options = {"knock": True} if args.knock else {}
-    env = mauscheln_env.env(ruleset=args.ruleset, num_players=args.players, max_deals=args.deals,
-                            render_mode="ansi", **options)
+    try:
+        if args.deals < 1 or args.seed < 0:
+            bad = f"--deals {args.deals}" if args.deals < 1 else f"--seed {args.seed}"
+            raise MauschelnError(f"{bad} is not allowed; allowed: a whole number >= {1 if args.deals < 1 else 0}")
+        config = config_from_namespace(args, max_deals=(args.deals, "--deals"))
+    except MauschelnError as exc:
+        return report(PROG, exc)
+    options = dict(config.options)
+    env = mauscheln_env.env(ruleset=config.ruleset, num_players=config.num_players, render_mode="ansi", **options)
     env.reset(seed=args.seed)
     rng = np.random.default_rng(args.seed)
     totals = dict.fromkeys(env.possible_agents, 0.0)

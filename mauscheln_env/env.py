@@ -100,8 +100,8 @@ are on their pages. `ruleset` may be the path of a preset in `configs/rules/`. `
 bankroll) is what `env()` gives an agent that plays outside the mask; `raw_env`
 raises `IllegalActionError` instead and leaves the state unchanged.
 
-`reset(seed, options)` options: `dealer` (seat), `chips` (list, each >= 1;
-`scores` in muschka), `pot` (>= 0), `deal` (`{"hands": {seat: ["QH", ...]}, "trump": "QH", "stock":
+`reset(seed, options)` options: `dealer` (seat), `chips` (list, each 1..2**31-1;
+`scores` in muschka), `pot` (0..2**31-1), `deal` (`{"hands": {seat: ["QH", ...]}, "trump": "QH", "stock":
 [...]}`, any part; the rest is dealt from the seeded shuffle). Unknown keys are
 ignored with a warning; bad values raise `ValueError`.
 
@@ -123,11 +123,14 @@ from pettingzoo.utils import wrappers
 
 from mauscheln_env.config import RuleConfig, make_config
 from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, DealSpec, Game, Phase, State
-from mauscheln_env.errors import DealError, IllegalActionError, MauschelnError, SessionOverError
+from mauscheln_env.errors import DealError, IllegalActionError, MauschelnError, SessionOverError, shown
 from mauscheln_env.observation import Observer, Piece, layout_table
+from mauscheln_env.options import MAX_AMOUNT
 from mauscheln_env.render import render_table
 
 RESET_OPTIONS = ("dealer", "chips", "scores", "pot", "deal")
+MAX_CHIPS = MAX_AMOUNT
+"""Largest chips, score or pot a reset may set: chip sums stay far inside the batched engine's int64."""
 
 
 def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
@@ -137,9 +140,14 @@ def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode:
     An illegal action terminates the episode with ``illegal_reward`` for the
     offender (default: minus the bankroll), as in PettingZoo's classic games.
     """
+    if illegal_reward is not None and (isinstance(illegal_reward, (bool, np.bool_))
+                                       or not isinstance(illegal_reward, (int, float, np.integer, np.floating))
+                                       or not np.isfinite(illegal_reward)):
+        raise MauschelnError(f"illegal_reward={illegal_reward!r} is not allowed; allowed: None or a finite number")
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
         illegal_reward = -float(e.game.scoring.unit(e.game))
+    illegal_reward = float(illegal_reward)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
@@ -244,18 +252,19 @@ class raw_env(AECEnv):
             if values is None:
                 continue
             if not isinstance(values, (list, tuple, np.ndarray)) or len(values) != n or not all(
-                _is_int(c) and c >= 1 for c in values
+                _is_int(c) and 1 <= c <= MAX_CHIPS for c in values
             ):
                 raise MauschelnError(
-                    f"reset option {key}={values!r} is not allowed; allowed: a list of {n} whole numbers, each >= 1"
+                    f"reset option {key}={shown(values)} is not allowed; allowed: a list of {n} whole numbers, "
+                    f"each 1..{MAX_CHIPS}"
                 )
             out[key] = [int(c) for c in values]
         if options.get("pot") is not None and points:
             raise MauschelnError("reset option pot does not apply to muschka, which has no pot")
         if options.get("pot") is not None:
             pot = options["pot"]
-            if not _is_int(pot) or pot < 0:
-                raise MauschelnError(f"reset option pot={pot!r} is not allowed; allowed: a whole number >= 0")
+            if not _is_int(pot) or not 0 <= pot <= MAX_CHIPS:
+                raise MauschelnError(f"reset option pot={shown(pot)} is not allowed; allowed: a whole number 0..{MAX_CHIPS}")
             out["pot"] = int(pot)
         if options.get("deal") is not None:
             out["deal"] = self._parse_deal(options["deal"])
@@ -290,6 +299,9 @@ class raw_env(AECEnv):
         return out
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None and (not _is_int(seed) or seed < 0):
+            raise MauschelnError(f"reset seed={seed!r} is not allowed; allowed: None or a whole number >= 0")
+        seed = None if seed is None else int(seed)
         parsed = self._parse_reset_options(options)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
@@ -338,6 +350,8 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()  # a 0-d integer array, as some single-agent libraries hand over
         if action is None or not _is_int(action):
             raise IllegalActionError(
                 f"{agent} must act with an action id (int), got {action!r}; "
@@ -368,7 +382,11 @@ class raw_env(AECEnv):
     # -------------------------------------------------------------- observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         state = self.engine_state
-        seat = self._seat[agent]
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise MauschelnError(f"observe({agent!r}): no such agent; allowed: {', '.join(self.possible_agents)}"
+                                 ) from None
         mask = np.zeros(self._num_actions, dtype=np.int8)
         if state.to_act == seat:
             mask[self._legal] = 1

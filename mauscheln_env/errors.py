@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, cut short when it is long (a number with hundreds of digits)."""
+    r = repr(value)
+    return r if len(r) <= 60 else f"{r[:30]}... ({len(r)} characters)"
+
+
 class MauschelnError(ValueError):
     """Base class: something the caller passed is not allowed."""
 

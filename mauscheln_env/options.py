@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
-from mauscheln_env.errors import ConfigError
+import numpy as np
+
+from mauscheln_env.errors import ConfigError, shown
 
 MAX_AMOUNT = 2**31 - 1
 """The largest number of chips (or points) in any option or reset value: every total of a table then fits
@@ -125,11 +127,11 @@ class Options(Mapping):
             raise ConfigError(f"option {name}=None is not allowed; allowed: {allowed}")
         coerced = _coerce(value, kind)
         if coerced is _WRONG:
-            raise ConfigError(f"option {name}={value!r} has type {type(value).__name__}; allowed: {allowed}")
+            raise ConfigError(f"option {name}={shown(value)} has type {type(value).__name__}; allowed: {allowed}")
         value = coerced
         check = f.metadata["check"]
         if check is not None and not check(value):
-            raise ConfigError(f"option {name}={value!r} is not allowed; allowed: {allowed}")
+            raise ConfigError(f"option {name}={shown(value)} is not allowed; allowed: {allowed}")
         return value
 
     def check(self, num_players: int) -> None:  # noqa: B027 - a hook: the ruleset's cross-checks
@@ -161,17 +163,17 @@ _WRONG = _Wrong()
 def _coerce(value: Any, kind: type) -> Any:
     """``value`` as ``kind`` (numpy scalars accepted), or ``_WRONG``."""
     if kind is bool:
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             return bool(value)
         return _WRONG
     if kind is int:
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, (bool, np.bool_)):
             return _WRONG
         if isinstance(value, numbers.Integral):
             return int(value)
         return _WRONG
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
             return _WRONG
         value = float(value)
         return value if math.isfinite(value) else _WRONG

@@ -25,15 +25,13 @@ from mauscheln_env.engine import Phase
 from mauscheln_env.errors import ConfigError, DealError, IllegalActionError, MauschelnError
 from mauscheln_env.rulesets.mauscheln import SPEC as MAUSCHELN
 from mauscheln_env.tricks import TrickProfile
+from mauscheln_env.vecenv import SubprocVectorEnv, make_vector_env, shard_seeds
 from mauscheln_env.vector import (
     DEAL_KINDS,
     DEAL_NONE,
     ReferenceVectorEnv,
-    SubprocVectorEnv,
     VectorEnv,
-    make_vector_env,
     sample_legal,
-    shard_seeds,
 )
 from tests.scenario import hands_from_deck
 

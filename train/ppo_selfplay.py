@@ -43,56 +43,81 @@ clip fraction) and ``eval/`` (duplicate evaluation against the baselines).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import json
+import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import torch
+import tyro
 import yaml
 
-from agents.learned import NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
-from mauscheln_env.config import make_config
+from agents.learned import MAX_LAYERS, MAX_WIDTH, NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import ConfigError, MauschelnError
-from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED, make_vector_env
+from mauscheln_env.errors import ConfigError, MauschelnError, shown
+from mauscheln_env.files import atomic_write_text
+from mauscheln_env.ruleargs import RULE_SYNTAX, newline_after_ctrl_c, parse_rules, report, rule_config
+from mauscheln_env.vecenv import make_vector_env
+from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED
+
+PROG = "mauscheln train"
+SYNTAX = (
+    "Every option is a flag and a key of the YAML file given with --config (flags override the file). Lists take "
+    "space-separated values (--hidden 128 128, --baseline-opponents expert random; no value: an empty list), "
+    "booleans are flags (--trump-first / --no-trump-first), None is written None, rule options are "
+    f"--rule {RULE_SYNTAX}. Continue a stopped run with --resume RUN_DIR."
+)
+
+
+def _rules_from_cli(items: list[str]) -> dict[str, Any]:
+    try:
+        return parse_rules(items)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None  # tyro reports a ValueError as a bad value of the flag
+
+
+RULES_SPEC = tyro.constructors.PrimitiveConstructorSpec(
+    nargs="*", metavar="KEY=VALUE", instance_from_str=_rules_from_cli,
+    is_instance=lambda x: isinstance(x, dict), str_from_instance=lambda d: [f"{k}={v}" for k, v in d.items()],
+)
+"""``--rule knock=true stake=8`` -> ``{"knock": True, "stake": 8}`` (mauscheln_env.ruleargs.parse_rules)."""
 
 
 @dataclass
 class Args:
-    """Training configuration. Every field is a command-line flag (``--num-envs 256``) and a YAML key."""
+    """Training configuration. Every field is a command-line flag (--num-envs 256) and a YAML key."""
 
     exp_name: str = "ppo_selfplay"
     """Name of the experiment (part of the run directory's name)."""
     seed: int = 1
     """Seed of everything: dealing, sampling, minibatches, initial weights."""
     ruleset: str = "mauscheln"
-    """Ruleset to train on (the batched backend supports ``mauscheln``)."""
-    num_players: int = 4
-    """Seats at the table."""
-    rules: dict[str, Any] = field(default_factory=dict)
-    """Further rule options, e.g. ``{knock: true}``."""
+    """Ruleset or preset file to train on (configs/rules/*.yaml); the batched backend supports mauscheln."""
+    num_players: Annotated[int | None, tyro.conf.arg(aliases=("--players",))] = None
+    """Seats at the table (default: the preset's, else 4)."""
+    rules: Annotated[dict[str, Any], RULES_SPEC, tyro.conf.arg(name="rule")] = field(default_factory=dict)
+    """Rule options as KEY=VALUE (YAML: rules: {knock: true}), e.g. --rule knock=true stake=8."""
     max_deals: int = 3
     """Settled deals per training session, so that the pot carried over is learned."""
     backend: str = "batched"
-    """``batched`` (tensor engine) or ``reference`` (Python loop over the reference engine)."""
+    """batched (tensor engine) or reference (Python loop over the reference engine)."""
     compile_env: bool = False
-    """``torch.compile`` the batched engine's kernels (``BatchedMauscheln(compile=True)``): the same results, about
-    1.8x the engine's speed on the CPU, 10-20 s to compile at the start; worth it where the engine, not the
-    network, limits the run."""
+    """torch.compile the batched engine's kernels (BatchedMauscheln(compile=True)): the same results, about 1.8x the engine's speed on the CPU, 10-20 s to compile at the start; worth it where the engine, not the network, limits the run."""
     device: str = "cpu"
     """Torch device for the environment and the network."""
     threads: int = 2
-    """``torch.set_num_threads``."""
+    """torch.set_num_threads."""
     total_decisions: int = 2_000_000
     """Environment decisions to collect (all seats, learner or not)."""
     num_envs: int = 256
@@ -100,9 +125,7 @@ class Args:
     num_steps: int = 64
     """Decisions per session per rollout (before the steps that finish the deals still running)."""
     finish_steps: int = 64
-    """After ``num_steps``, step on for at most this many decisions so that every deal still running ends inside
-    the rollout: each seat's last decision then has its true return instead of a bootstrapped guess (a seat that
-    passed never acts again in the deal, so the critic never learns the value of its observations)."""
+    """After num_steps, step on for at most this many decisions so that every deal still running ends inside the rollout: each seat's last decision then has its true return instead of a bootstrapped guess (a seat that passed never acts again in the deal, so the critic never learns the value of its observations)."""
     learning_rate: float = 3e-4
     """Adam learning rate."""
     anneal_lr: bool = True
@@ -132,7 +155,7 @@ class Args:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the actor and the critic."""
     trump_first: bool = True
-    """Relabel the suits so that the network always sees the trump suit first (``agents.learned.trump_first_tables``)."""
+    """Relabel the suits so that the network always sees the trump suit first (agents.learned.trump_first_tables)."""
     central_critic: bool = False
     """Value head on the full state plus the seat (centralised critic) instead of the observation."""
     self_play_prob: float = 0.5
@@ -144,8 +167,7 @@ class Args:
     pool_every: int = 10
     """Updates between snapshots added to the pool."""
     baseline_opponents: list[str] = field(default_factory=list)
-    """Scripted agents drawn as opponents, e.g. ``[expert]``: ``random`` and ``expert`` on any backend (tensor
-    code), any other registered agent with ``backend: reference``."""
+    """Scripted agents drawn as opponents, e.g. [expert]: random and expert on any backend (tensor code), any other registered agent with backend: reference."""
     checkpoint_every: int = 10
     """Updates between checkpoints (and always at the end)."""
     eval_every: int = 0
@@ -161,106 +183,263 @@ class Args:
     runs_root: str = "runs"
     """Where run directories are made."""
     run_dir: str | None = None
-    """Run directory (default: ``runs_root/<ruleset>__<exp_name>__<seed>__<time>``)."""
+    """Run directory (default: runs_root/<ruleset>__<exp_name>__<seed>__<time>)."""
     resume: str | None = None
-    """Run directory to continue from its last checkpoint."""
+    """Run directory to continue from its last checkpoint (its config.yaml fixes every other option)."""
     max_updates: int | None = None
     """Stop after this many updates in this process (for tests; the run can be resumed)."""
+    config: str | None = None
+    """YAML file of these options (configs/train/*.yaml); flags given with it override its values."""
 
 
 # ---------------------------------------------------------------------------- configuration
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="YAML file of Args fields (configs/train/*.yaml); flags override it")
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        parser.add_argument(flag, dest=f.name, default=None, help=_field_doc(f.name))
-    ns = parser.parse_args(argv)
-    values: dict[str, Any] = {}
-    if ns.config:
-        path = Path(ns.config)
-        if not path.is_file():
-            raise ConfigError(f"training config {ns.config!r} does not exist")
-        data = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(data, dict):
-            raise ConfigError(f"training config {ns.config!r} must be a mapping of Args fields")
-        values.update(data)
-    for f in dataclasses.fields(Args):
-        raw = getattr(ns, f.name)
-        if raw is not None:
-            values[f.name] = yaml.safe_load(raw)
-    return make_args(values)
+    """The :class:`Args` of a command line: ``--config FILE`` first, then the flags (parsed by tyro), validated.
+
+    A bad value raises :class:`~mauscheln_env.errors.ConfigError` with one line saying what is allowed;
+    ``--help`` prints the options with their defaults (those of ``--config`` when given) and exits.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config", default=None)
+    known, _ = pre.parse_known_args(argv)
+    base = load_config(known.config) if known.config else Args()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            args = tyro.cli(Args, prog=PROG, description=_description(), args=_merge_flag(argv, "--rule"),
+                            default=base)
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            raise ConfigError(_one_line(err.getvalue()) or f"bad command line (exit {exc.code})") from None
+        raise
+    if args.resume:
+        changed = [f.name for f in dataclasses.fields(Args) if f.name not in ("resume", "max_updates")
+                   and getattr(args, f.name) != getattr(Args(), f.name)]
+        if changed:
+            raise ConfigError(f"--resume continues a run as its config.yaml says; {', '.join(changed)} cannot be "
+                              "changed (allowed with --resume: --max-updates)")
+    check_args(args)
+    return args
+
+
+def _description() -> str:
+    return "Masked PPO self-play for the Mauscheln family (train/ppo_selfplay.py). " + SYNTAX
+
+
+def _merge_flag(argv: list[str], flag: str) -> list[str]:
+    """``--rule a=1 --rule b=2`` -> ``--rule a=1 b=2`` (tyro keeps only the last of a repeated flag)."""
+    out, values, seen, i = [], [], False, 0
+    while i < len(argv):
+        if argv[i] == flag:
+            seen = True
+            i += 1
+            while i < len(argv) and not argv[i].startswith("--"):
+                values.append(argv[i])
+                i += 1
+            continue
+        out.append(argv[i])
+        i += 1
+    return out + ([flag, *values] if seen else [])
+
+
+def _one_line(text: str) -> str:
+    """tyro's boxed error as one line: its message, and the flag's syntax when it names one."""
+    blocks: list[list[str]] = [[]]
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("╭", "╰", "+")):  # the box's top (its title) and bottom, unicode or ascii
+            continue
+        line = line.strip("│|").strip()
+        if not line.strip("─-= "):  # a rule between sections
+            blocks.append([])
+        elif not line.startswith("For full helptext"):
+            blocks[-1].append(line)
+    blocks = [b for b in blocks if b]
+    boxed = text.lstrip().startswith(("╭", "+"))
+    if not boxed and len(blocks) > 1:  # without a terminal tyro draws no box: the title is the first section
+        blocks = blocks[1:]
+    if not blocks:
+        return ""
+    head = " ".join(" ".join(blocks[0]).split())
+    for block in blocks[1:]:
+        if block[0].startswith("Argument helptext") and len(block) > 1 and "allowed:" not in head:
+            usage = block[1]
+            hint = " (list values are separated by spaces)" if "[" in usage else ""
+            return f"{head}; allowed: {usage}{hint}"
+    return f"{head} (see {PROG} --help)"
+
+
+def load_config(path: str | Path, source: str = "training config") -> Args:
+    """The :class:`Args` of a YAML file (``--config`` or a run's ``config.yaml``), every value checked."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{source} {str(path)!r} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ConfigError(f"{source} {str(path)!r} is not valid YAML: {problem}{where}") from exc
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a YAML {type(data).__name__}"
+        raise ConfigError(f"{source} {str(path)!r} is {what}; allowed: a mapping of option names to values "
+                          "(configs/train/*.yaml)")
+    try:
+        return make_args(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{source} {str(path)!r}: {exc}") from None
 
 
 def make_args(values: dict[str, Any]) -> Args:
-    """Validate a mapping of field values into :class:`Args` (unknown keys and wrong types raise)."""
-    names = {f.name: f for f in dataclasses.fields(Args)}
-    unknown = sorted(set(values) - set(names))
+    """Validate a mapping of field values into :class:`Args` (unknown keys and bad values raise)."""
+    names = {f.name for f in dataclasses.fields(Args)}
+    unknown = sorted(set(map(str, values)) - names)
     if unknown:
-        raise ConfigError(f"unknown training option(s) {', '.join(unknown)}; allowed: {', '.join(names)}")
-    hints = typing.get_type_hints(Args)
-    for key, value in values.items():
-        if not _has_type(value, hints[key]):
-            raise ConfigError(f"training option {key}={value!r} has the wrong type; allowed: {_type_name(hints[key])}")
+        raise ConfigError(f"unknown training option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(names))}")
     args = Args(**values)
-    checks = [
-        (args.total_decisions > 0, "total_decisions must be > 0"),
-        (args.num_envs >= 1 and args.num_steps >= 1, "num_envs and num_steps must be >= 1"),
-        (args.finish_steps >= 0, "finish_steps must be >= 0"),
-        (args.num_minibatches >= 1 and args.update_epochs >= 1, "num_minibatches and update_epochs must be >= 1"),
-        (0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1, "gamma must be in (0, 1] and gae_lambda in [0, 1]"),
-        (0 <= args.self_play_prob <= 1 and 0 <= args.baseline_prob <= 1,
-         "self_play_prob and baseline_prob must be in [0, 1]"),
-        (args.backend in ("batched", "reference"), "backend must be 'batched' or 'reference'"),
-        (args.backend == "batched" or not args.compile_env, "compile_env needs backend='batched'"),
-        (args.pool_size >= 0 and args.pool_every >= 1, "pool_size must be >= 0 and pool_every >= 1"),
-        (isinstance(args.rules, dict), "rules must be a mapping of rule options"),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise ConfigError(f"invalid training configuration: {message}")
+    check_args(args)
+    return args
+
+
+def _whole(low: int, high: int | None = None, none: bool = False) -> tuple[Any, str]:
+    def ok(v: Any) -> bool:
+        return (none and v is None) or (isinstance(v, int) and not isinstance(v, bool) and low <= v
+                                        and (high is None or v <= high))
+    span = f">= {low}" if high is None else f"{low}..{high}"
+    return ok, ("None or " if none else "") + f"a whole number {span}"
+
+
+def _number(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False,
+            none: bool = False) -> tuple[Any, str]:
+    def ok(v: Any) -> bool:
+        if none and v is None:
+            return True
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            return False
+        return (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    span = (("(" if low_open else "[") + f"{low:g}, " + (f"{high:g}" + (")" if high_open else "]"))
+            if math.isfinite(high) else f"{'>' if low_open else '>='} {low:g}")
+    return ok, ("None or " if none else "") + ("a finite number " + span if math.isfinite(high) else
+                                               f"a finite number {span}")
+
+
+def _choice(*allowed: str) -> tuple[Any, str]:
+    return (lambda v: v in allowed), " or ".join(repr(a) for a in allowed)
+
+
+def _text(none: bool = False) -> tuple[Any, str]:
+    return (lambda v: (none and v is None) or (isinstance(v, str) and v != "")), ("None or " if none else "") + "text"
+
+
+def _texts() -> tuple[Any, str]:
+    return (lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v)), "a list of agent specs"
+
+
+def _flag() -> tuple[Any, str]:
+    return (lambda v: isinstance(v, bool)), "true or false"
+
+
+CHECKS: dict[str, tuple[Any, str]] = {
+    "exp_name": ((lambda v: isinstance(v, str) and v != "" and "/" not in v and v not in (".", "..")),
+                 "a word without '/'"),
+    "seed": _whole(0, 2**63 - 1),
+    "ruleset": _text(),
+    "num_players": _whole(1, none=True),
+    "rules": ((lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v)),
+              f"a mapping of rule options ({RULE_SYNTAX})"),
+    "max_deals": _whole(1),
+    "backend": _choice("batched", "reference"),
+    "compile_env": _flag(),
+    "device": _text(),
+    "threads": _whole(1, 1024),
+    "total_decisions": _whole(1),
+    "num_envs": _whole(1, 1 << 22),
+    "num_steps": _whole(1, 1 << 20),
+    "finish_steps": _whole(0, 1 << 20),
+    "learning_rate": _number(0, 1, low_open=True),
+    "anneal_lr": _flag(),
+    "gamma": _number(0, 1, low_open=True),
+    "gae_lambda": _number(0, 1),
+    "num_minibatches": _whole(1),
+    "update_epochs": _whole(1),
+    "clip_coef": _number(0, low_open=True),
+    "clip_vloss": _flag(),
+    "ent_coef": _number(0),
+    "vf_coef": _number(0),
+    "max_grad_norm": _number(0, low_open=True),
+    "target_kl": _number(0, low_open=True, none=True),
+    "reward_scale": _number(0, low_open=True),
+    "hidden": ((lambda v: isinstance(v, list) and 1 <= len(v) <= MAX_LAYERS
+                and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_WIDTH for h in v)),
+               f"a list of 1 to {MAX_LAYERS} layer sizes, each a whole number 1..{MAX_WIDTH} (--hidden 256 256)"),
+    "trump_first": _flag(),
+    "central_critic": _flag(),
+    "self_play_prob": _number(0, 1),
+    "baseline_prob": _number(0, 1),
+    "pool_size": _whole(0, 1024),
+    "pool_every": _whole(1),
+    "baseline_opponents": _texts(),
+    "checkpoint_every": _whole(1),
+    "eval_every": _whole(0),
+    "eval_deals": _whole(1),
+    "eval_agents": _texts(),
+    "final_eval_deals": _whole(0),
+    "final_eval_agents": _texts(),
+    "runs_root": _text(),
+    "run_dir": _text(none=True),
+    "resume": _text(none=True),
+    "max_updates": _whole(1, none=True),
+    "config": _text(none=True),
+}
+"""What every training option allows: ``(check, description)``."""
+
+
+def check_args(args: Args) -> None:
+    """Raise :class:`~mauscheln_env.errors.ConfigError` naming the first option whose value is not allowed."""
+    for f in dataclasses.fields(Args):
+        ok, allowed = CHECKS[f.name]
+        value = getattr(args, f.name)
+        if not ok(value):
+            raise ConfigError(f"{f.name}={shown(value)} is not allowed; allowed: {allowed}")
+    if args.backend != "batched" and args.compile_env:
+        raise ConfigError("compile_env=True needs backend='batched'; allowed: --no-compile-env with "
+                          "backend='reference'")
+    check_device(args.device)
+    from agents.base import agent_class, parse_agent_spec
     from agents.batched_expert import BATCHED_OPPONENTS
 
+    for key in ("baseline_opponents", "eval_agents", "final_eval_agents"):
+        for spec in getattr(args, key):
+            agent_class(parse_agent_spec(spec)[0])  # an unknown agent fails now, not after training
     slow = [name for name in args.baseline_opponents if name.split(":")[0] not in BATCHED_OPPONENTS]
     if slow and args.backend != "reference":
         raise ConfigError(f"baseline_opponents {slow} need backend='reference' (they read the info dicts that only "
                           f"the reference engine produces); on the batched backend use {sorted(BATCHED_OPPONENTS)}")
-    return args
+    rules_config(args)
 
 
-def _has_type(value: Any, hint: Any) -> bool:
-    """Whether a YAML value fits a field annotation (int, float, bool, str, list[...], dict[...], X | None)."""
-    origin, params = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_has_type(value, p) for p in params)
-    if hint is type(None):
-        return value is None
-    if hint is Any:
-        return True
-    if origin is list:
-        return isinstance(value, list) and all(_has_type(v, params[0]) for v in value)
-    if origin is dict:
-        return isinstance(value, dict)
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, hint)
+def rules_config(args: Args) -> Any:
+    """The :class:`~mauscheln_env.config.RuleConfig` the run trains on (bad rules raise ConfigError)."""
+    return rule_config(args.ruleset, args.num_players, args.rules, max_deals=(args.max_deals, "--max-deals"))
 
 
-def _type_name(hint: Any) -> str:
-    return str(hint).replace("typing.", "") if typing.get_origin(hint) else getattr(hint, "__name__", str(hint))
-
-
-def _field_doc(name: str) -> str:
-    src = Path(__file__).read_text()
-    key = f"    {name}:"
-    i = src.find(key)
-    j = src.find('"""', i)
-    k = src.find('"""', j + 3)
-    return src[j + 3:k] if i >= 0 and j >= 0 else ""
+def check_device(name: str) -> torch.device:
+    """``torch.device(name)``, refused unless this machine has it."""
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError, ValueError):
+        raise ConfigError(f"device={name!r} is not a torch device; allowed: 'cpu'"
+                          + (", 'cuda' or 'cuda:N'" if torch.cuda.is_available() else "")) from None
+    if device.type == "cuda" and (not torch.cuda.is_available()
+                                  or (device.index or 0) >= torch.cuda.device_count()):
+        have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        raise ConfigError(f"device={name!r} is not available here ({have} CUDA device(s)); allowed: 'cpu'"
+                          + (f" or 'cuda:0'..'cuda:{have - 1}'" if have else ""))
+    if device.type not in ("cpu", "cuda"):
+        raise ConfigError(f"device={name!r} is not supported; allowed: 'cpu' or 'cuda'")
+    return device
 
 
 def seed_for(seed: int, *keys: int) -> int:
@@ -270,9 +449,15 @@ def seed_for(seed: int, *keys: int) -> int:
 # ---------------------------------------------------------------------------- checkpoints
 def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch.optim.Optimizer,
                     game: Game, args: Args, pool: list[dict[str, torch.Tensor]], stats: dict[str, Any]) -> Path:
-    """Write ``checkpoints/update_XXXXXX/`` atomically (temporary folder, then a rename), then point ``latest`` at it."""
+    """Write ``checkpoints/update_XXXXXX/`` atomically (temporary folder, then a rename), then point ``latest`` at it.
+
+    Non-finite weights are refused (:class:`~agents.learned.CheckpointError`) before anything is written.
+    """
     from safetensors.torch import save_file
 
+    from agents.learned import check_finite
+
+    check_finite(net, f"update {update}")
     ckpt_root = run_dir / "checkpoints"
     ckpt_root.mkdir(parents=True, exist_ok=True)
     final = ckpt_root / f"update_{update:06d}"
@@ -291,10 +476,21 @@ def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
-    pointer = ckpt_root / "latest.tmp"
-    pointer.write_text(final.name)
-    os.replace(pointer, ckpt_root / "latest")
+    atomic_write_text(ckpt_root / "latest", final.name)
     return final
+
+
+def clean_partial_writes(run_dir: Path) -> list[str]:
+    """Remove what an interrupted checkpoint write left behind (``checkpoints/.tmp_*``, temporary files)."""
+    root = run_dir / "checkpoints"
+    removed = []
+    for path in sorted(root.glob(".tmp_*")) + sorted(root.glob(".latest.*.tmp")) + sorted(root.glob("latest.tmp")):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.append(path.name)
+    return removed
 
 
 def _flatten_optimizer(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -310,64 +506,196 @@ def _flatten_optimizer(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torc
     return tensors or {"empty": torch.zeros(1)}, {"param_groups": sd["param_groups"], "scalars": scalars}
 
 
-def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game
-                    ) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
-    """Restore the last checkpoint of ``run_dir``; returns (update, pool, stats)."""
+def _read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    from safetensors import SafetensorError
     from safetensors.torch import load_file, safe_open
 
-    from agents.learned import CheckpointError, check_compatible, read_policy
+    from agents.learned import CheckpointError
 
-    pointer = run_dir / "checkpoints" / "latest"
-    if not pointer.is_file():
-        raise CheckpointError(f"{run_dir} has no checkpoint to resume from (no checkpoints/latest)")
-    ckpt = run_dir / "checkpoints" / pointer.read_text().strip()
+    if not path.is_file():
+        raise CheckpointError(f"{path} is missing; a checkpoint holds policy, optimizer and pool safetensors "
+                              "and trainer.json")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+        return load_file(str(path)), meta
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{path} is not a readable safetensors file: {exc}") from exc
+
+
+def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game
+                    ) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
+    """Restore the last checkpoint of ``run_dir``; returns (update, pool, stats).
+
+    Every file is checked (the ``latest`` pointer stays inside the run; the policy fits this game and network;
+    the optimizer state, the pool snapshots and the trainer state have the shapes and types this run needs)
+    and anything wrong raises :class:`~agents.learned.CheckpointError` naming the file.
+    """
+    from agents.learned import CheckpointError, check_compatible, latest_checkpoint, read_policy
+
+    ckpt = latest_checkpoint(run_dir)
     loaded, layout, extra = read_policy(ckpt / "policy.safetensors")
     check_compatible(layout, game, str(ckpt))
     if loaded.spec != net.spec:
         raise CheckpointError(f"{ckpt} holds a network of shape {loaded.spec}, this run builds {net.spec}")
+    update = extra.get("update")
+    if not isinstance(update, int) or isinstance(update, bool) or update < 1:
+        raise CheckpointError(f"{ckpt / 'policy.safetensors'}: extra update={update!r}; allowed: a whole number >= 1")
+    shapes = {k: v.shape for k, v in net.state_dict().items()}
+
+    # trainer state
+    path = ckpt / "trainer.json"
+    try:
+        trainer = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError(f"{path} is missing") from None
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{path} is not JSON: {exc}") from exc
+    stats = trainer.get("stats") if isinstance(trainer, dict) else None
+    if not isinstance(trainer, dict) or trainer.get("update") != update or not isinstance(stats, dict):
+        raise CheckpointError(f"{path} must be a mapping with update={update} and a stats mapping")
+
+    # pool
+    path = ckpt / "pool.safetensors"
+    pool_tensors, meta = _read_safetensors(path)
+    size = meta.get("size", "")
+    if not size.isdigit() or int(size) > 1024:
+        raise CheckpointError(f"{path}: metadata size={size!r}; allowed: a whole number 0..1024")
+    pool = [{k.split(".", 1)[1]: v for k, v in pool_tensors.items() if k.split(".", 1)[0] == str(i)}
+            for i in range(int(size))]
+    for i, sd in enumerate(pool):
+        if {k: v.shape for k, v in sd.items()} != shapes:
+            raise CheckpointError(f"{path}: snapshot {i} does not have this run's network shape")
+        if not all(bool(torch.isfinite(v).all()) for v in sd.values() if v.is_floating_point()):
+            raise CheckpointError(f"{path}: snapshot {i} holds NaN or infinite weights")
+    scores = stats.get("pool_scores", [0.0] * len(pool))
+    decisions = stats.get("decisions", 0)
+    if (not isinstance(scores, list) or len(scores) != len(pool)
+            or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in scores)
+            or not isinstance(decisions, int) or decisions < 0):
+        raise CheckpointError(f"{ckpt / 'trainer.json'}: stats must hold {len(pool)} finite pool_scores and "
+                              "decisions >= 0")
+
+    # optimizer
+    path = ckpt / "optimizer.safetensors"
+    tensors, meta = _read_safetensors(path)
+    try:
+        opt_meta = json.loads(meta["state"])
+        groups, scalars = opt_meta["param_groups"], opt_meta["scalars"]
+        if not isinstance(groups, list) or not isinstance(scalars, dict) or not all(
+                isinstance(g, dict) and isinstance(g.get("lr"), (int, float)) and math.isfinite(g["lr"])
+                for g in groups):
+            raise TypeError("param_groups must be a list of mappings with a finite lr, and scalars a mapping")
+        state: dict[int, dict[str, Any]] = {}
+        for key, value in [*tensors.items(), *scalars.items()]:
+            if key == "empty":
+                continue
+            pid, name = key.split(".", 1)
+            state.setdefault(int(pid), {})[name] = value
+        params = list(net.parameters())
+        for pid, entry in state.items():
+            if not 0 <= pid < len(params):
+                raise ValueError(f"state for parameter {pid}, the network has {len(params)}")
+            for name, value in entry.items():
+                if torch.is_tensor(value) and value.dim() and value.shape != params[pid].shape:
+                    raise ValueError(f"{name} of parameter {pid} has shape {tuple(value.shape)}, "
+                                     f"expected {tuple(params[pid].shape)}")
+                if torch.is_tensor(value) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"{name} of parameter {pid} holds NaN or infinite values")
+        optimizer.load_state_dict({"state": state, "param_groups": groups})
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as exc:
+        raise CheckpointError(f"{path} is not an optimizer state of this run: {exc}") from exc
     net.load_state_dict(loaded.state_dict())
-    with safe_open(str(ckpt / "optimizer.safetensors"), framework="pt") as f:
-        meta = json.loads(f.metadata()["state"])
-    tensors = load_file(str(ckpt / "optimizer.safetensors"))
-    state: dict[int, dict[str, Any]] = {}
-    for key, value in tensors.items():
-        if key == "empty":
-            continue
-        pid, name = key.split(".", 1)
-        state.setdefault(int(pid), {})[name] = value
-    for key, value in meta["scalars"].items():
-        pid, name = key.split(".", 1)
-        state.setdefault(int(pid), {})[name] = value
-    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
-    pool_tensors = load_file(str(ckpt / "pool.safetensors"))
-    with safe_open(str(ckpt / "pool.safetensors"), framework="pt") as f:
-        size = int(f.metadata()["size"])
-    pool = [{k.split(".", 1)[1]: v for k, v in pool_tensors.items() if k.split(".", 1)[0] == str(i)} for i in range(size)]
-    trainer = json.loads((ckpt / "trainer.json").read_text())
-    return int(extra["update"]), pool, trainer.get("stats", {})
+    return update, pool, stats
 
 
 # ---------------------------------------------------------------------------- the run
+class TrainingInterrupted(Exception):
+    """Ctrl-C stopped the run at once; the message says how to resume."""
+
+
+class _StopOnInterrupt:
+    """While active, Ctrl-C asks the run to stop after the current update (which then writes a checkpoint);
+    a second Ctrl-C stops at once. Only in the main thread (signals go there)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.run_dir: Path | None = None
+        self._old: Any = None
+
+    def __enter__(self) -> _StopOnInterrupt:
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
+
+
+def _resume_hint(run_dir: Path) -> str:
+    return f"resume with: {PROG} --resume {run_dir}"
+
+
 def train(args: Args) -> dict[str, Any]:
+    """Train (or, with ``args.resume``, continue) a run; returns a summary. Ctrl-C during the updates finishes the
+    update, writes a checkpoint and returns with ``summary["interrupted"]``; a second Ctrl-C stops at once."""
+    with _StopOnInterrupt() as stop:
+        try:
+            return _train(args, stop)
+        except KeyboardInterrupt:
+            if stop.run_dir is None or latest_checkpoint_name(stop.run_dir) is None:
+                raise TrainingInterrupted("interrupted before the first checkpoint; nothing to resume") from None
+            raise TrainingInterrupted(f"interrupted; the last checkpoint is {latest_checkpoint_name(stop.run_dir)}, "
+                                      f"{_resume_hint(stop.run_dir)}") from None
+
+
+def latest_checkpoint_name(run_dir: Path) -> str | None:
+    """The name of the run's latest checkpoint, or None."""
+    from agents.learned import CheckpointError, latest_checkpoint
+
+    try:
+        latest = latest_checkpoint(run_dir, missing_ok=True)
+    except CheckpointError:
+        return None
+    return None if latest is None else latest.name
+
+
+def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     # -- run directory, config, seeding -------------------------------------------------------------
+    check_args(args)
     if args.resume:
         run_dir = Path(args.resume)
         saved = run_dir / "config.yaml"
         if not saved.is_file():
-            raise ConfigError(f"{run_dir} is not a run directory (no config.yaml)")
-        keep = {"resume": args.resume, "max_updates": args.max_updates}
-        args = make_args({**yaml.safe_load(saved.read_text()), **keep})
+            raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); allowed: a directory written by "
+                              f"{PROG}")
+        args = dataclasses.replace(load_config(saved, "run config"), resume=args.resume, max_updates=args.max_updates)
+        removed = clean_partial_writes(run_dir)
+        if removed:
+            print(f"removed what an interrupted checkpoint write left behind: {', '.join(removed)}")
     else:
         stamp = int(time.time())
         run_dir = Path(args.run_dir or Path(args.runs_root) / f"{args.ruleset}__{args.exp_name}__{args.seed}__{stamp}")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        saved_args = {k: v for k, v in dataclasses.asdict(args).items() if k not in ("resume", "max_updates")}
-        saved_args["run_dir"] = str(run_dir)
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(saved_args, sort_keys=False))
+        if args.run_dir is None and Path(args.ruleset).suffix in (".yaml", ".yml", ".json"):
+            run_dir = Path(args.runs_root) / f"{Path(args.ruleset).stem}__{args.exp_name}__{args.seed}__{stamp}"
+        if (run_dir / "config.yaml").exists() or (run_dir / "checkpoints").exists():
+            raise ConfigError(f"run directory {run_dir} already holds a run; allowed: a new directory, or "
+                              f"--resume {run_dir} to continue it")
+        if run_dir.exists() and not run_dir.is_dir():
+            raise ConfigError(f"run directory {run_dir} is a file; allowed: a new directory")
+    device = check_device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    device = torch.device(args.device)
-    config = make_config(args.ruleset, args.num_players, max_deals=args.max_deals, **args.rules)
+    config = rules_config(args)
     game = Game(config)
     # The batched engine may hand out its internal buffers (copy=False): the rollout copies them into storage.
     env_kwargs = {"copy": False, "compile": args.compile_env} if args.backend == "batched" else {}
@@ -383,15 +711,40 @@ def train(args: Args) -> dict[str, Any]:
     num_updates = max(1, args.total_decisions // (B * T))
     start_update, pool, stats = 0, [], {}
     if args.resume:
-        start_update, pool, stats = load_checkpoint(run_dir, net, optimizer, game)
-        print(f"resumed {run_dir} at update {start_update}/{num_updates}")
-    from torch.utils.tensorboard import SummaryWriter
+        from agents.learned import CheckpointError
 
-    writer = SummaryWriter(str(run_dir))
+        try:
+            start_update, pool, stats = load_checkpoint(run_dir, net, optimizer, game)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{exc}; allowed: a checkpoint written by {PROG} for this run (to resume from an "
+                                  "earlier one, write its folder name into checkpoints/latest)") from None
+    baselines = _baseline_players(args, game, device)
+    # Everything is checked: make the run directory (removed again if the start fails half-way).
+    created = not run_dir.exists()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not args.resume:
+            saved_args = {k: v for k, v in dataclasses.asdict(args).items() if k not in ("resume", "max_updates")}
+            saved_args["run_dir"] = str(run_dir)
+            atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(saved_args, sort_keys=False))
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir))
+    except BaseException as exc:
+        if created:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise ConfigError(f"cannot write the run directory {run_dir}: {exc.strerror or exc}; allowed: a "
+                              "writable place (--run-dir or --runs-root)") from exc
+        raise
+    stop.run_dir = run_dir
+    if args.resume:
+        print(f"run directory: {run_dir} (resumed at update {start_update}/{num_updates})", flush=True)
+    else:
+        print(f"run directory: {run_dir}", flush=True)
     if start_update == 0:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
             f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
-    baselines = _baseline_players(args, game, device)
     pool_scores: list[float] = stats.get("pool_scores", [0.0] * len(pool))
     opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
 
@@ -601,8 +954,13 @@ def train(args: Args) -> dict[str, Any]:
               f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
         stats = {"pool_scores": pool_scores, "decisions": decisions_done}
         last = update + 1 == num_updates
-        if (update + 1) % args.checkpoint_every == 0 or last:
+        if (update + 1) % args.checkpoint_every == 0 or last or stop.requested:
             save_checkpoint(run_dir, update + 1, net, optimizer, game, args, pool, stats)
+        if stop.requested:
+            writer.close()
+            print(f"{PROG}: interrupted after update {update + 1}/{num_updates}, checkpoint written; "
+                  f"{_resume_hint(run_dir)}", file=sys.stderr, flush=True)
+            return {**summary, "interrupted": True, "update": update + 1}
         if args.eval_every and (update + 1) % args.eval_every == 0 and not last:
             # A fresh file name per evaluation: the match runner caches agents by their spec string.
             eval_path = run_dir / f"eval_policy_{update + 1:06d}.safetensors"
@@ -619,17 +977,23 @@ def train(args: Args) -> dict[str, Any]:
     summary["policy"] = str(save_policy(run_dir / "policy.safetensors", net, game,
                                         extra={"args": dataclasses.asdict(args), "decisions": decisions_done}))
     if args.final_eval_deals and (args.max_updates is None):
-        from train.report import markdown_table, print_table
+        from train.report import markdown_table, print_table, write_chart
 
+        stop.__exit__()  # the training is saved: Ctrl-C now stops the evaluation at once
+        print(f"\nfinal evaluation: {args.final_eval_deals} duplicate deals against each of "
+              f"{', '.join(args.final_eval_agents)}", flush=True)
         table = evaluate_policy(net, game, args.final_eval_agents, args.final_eval_deals, args.seed + 10_000,
-                                run_dir / "policy.safetensors")
+                                run_dir / "policy.safetensors", progress=True)
         summary["evaluation"] = table
         for row in table:
             if row["format"] == "both formats":
                 writer.add_scalar(f"eval/final_advantage_vs_{row['opponent']}", row["mean"], decisions_done)
-        (run_dir / "evaluation.json").write_text(json.dumps(table, indent=1))
-        (run_dir / "evaluation.md").write_text(markdown_table(table) + "\n")
+        atomic_write_text(run_dir / "evaluation.json", json.dumps(table, indent=1))
+        atomic_write_text(run_dir / "evaluation.md", markdown_table(table) + "\n")
         print_table(table)
+        chart = write_chart(table, run_dir / "evaluation.png", f"{config.ruleset}, {config.num_players} players, "
+                            f"{args.final_eval_deals} duplicate deals per opponent")
+        print(f"chart: {chart}" if chart else "no chart: matplotlib is not installed (pip install -e '.[plot]')")
     writer.close()
     print(f"\ntraining throughput: {summary['decisions_per_second']:,.0f} decisions/s end to end "
           f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads)")
@@ -832,22 +1196,25 @@ def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat:
 
 
 def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int, seed: int, path: Path,
-                    workers: int = 1) -> list[dict[str, Any]]:
-    """Duplicate evaluation of the greedy policy (saved to ``path``) against each baseline, both formats."""
+                    workers: int = 1, progress: bool = False) -> list[dict[str, Any]]:
+    """Duplicate evaluation of the policy (saved to ``path``) against each baseline, both formats."""
     from train.report import evaluate_candidate
 
     save_policy(path, net, game)
-    return evaluate_candidate(f"learned:checkpoint={path}", opponents, game.config, deals, seed, workers=workers)
+    return evaluate_candidate(f"learned:checkpoint={path}", opponents, game.config, deals, seed, workers=workers,
+                              progress=progress)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
-        train(args)
+        summary = train(args)
     except MauschelnError as exc:  # bad configuration, run directory or checkpoint: say what, no traceback
-        print(f"mauscheln train: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return report(PROG, exc)
+    except (TrainingInterrupted, KeyboardInterrupt) as exc:
+        print(f"{newline_after_ctrl_c()}{PROG}: {exc or 'interrupted'}", file=sys.stderr)
+        return 130
+    return 130 if summary.get("interrupted") else 0
 
 
 if __name__ == "__main__":

@@ -9,23 +9,26 @@ confidence interval over deals, per format and combined.
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
-import agents.learned  # noqa: F401  (registers the "learned" agent)
 from agents.evaluate import Settings, evaluate_pair
 from mauscheln_env.config import RuleConfig
+from mauscheln_env.files import atomic_write
+from mauscheln_env.ruleargs import options_of
 
 
 def evaluate_candidate(candidate: str, opponents: list[str], config: RuleConfig, deals: int, seed: int,
                        workers: int = 1, progress: bool = False) -> list[dict[str, Any]]:
     """Rows ``{opponent, format, mean, low, high, deals}``; format is ``alone``, ``field`` or ``both``."""
-    rules = tuple(sorted((k, v) for k, v in config.options.items()
-                         if k not in ("max_deals", "deck_size") and config.spec.options[k].default != v))
+    rules = tuple(sorted(options_of(config).items()))  # every rule but the session length: the same game
     settings = Settings(ruleset=config.ruleset, players=config.num_players, deals=deals, seed=seed,
                         session_deals=1, rule_options=rules)
     rows: list[dict[str, Any]] = []
     for opponent in opponents:
-        result = evaluate_pair(candidate, opponent, settings, workers=workers, progress=progress, keep_per_deal=False)
+        result = evaluate_pair(candidate, opponent, settings, workers=workers, progress=progress, keep_per_deal=False,
+                               label=f"{candidate.split(':')[0]} vs {opponent}")
         estimates = [("alone: 1 vs field", result.advantage_by_format["alone"]),
                      ("field: field vs 1", result.advantage_by_format["field"]),
                      ("both formats", result.advantage)]
@@ -51,3 +54,28 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {row['opponent']} | {row['format']} | {row['mean']:+.3f} | "
                      f"[{row['low']:+.3f}, {row['high']:+.3f}] | {row['deals']} |")
     return "\n".join(lines)
+
+
+def write_chart(rows: list[dict[str, Any]], path: Path, title: str) -> str | None:
+    """A chart of the advantage per opponent and format with its 95 % interval; None without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
+    labels = [f"vs {r['opponent']}: {r['format']}" for r in rows]
+    means = [r["mean"] for r in rows]
+    errs = [[r["mean"] - r["low"] for r in rows], [r["high"] - r["mean"] for r in rows]]
+    ax.errorbar(means, range(len(rows)), xerr=errs, fmt="o", capsize=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("advantage of the policy, chips per deal (95% interval)")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    plt.close(fig)
+    return str(path)

@@ -20,86 +20,86 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from agents.sb3 import SB3Agent  # noqa: F401  (the agent that plays the saved model; re-exported)
+from mauscheln_env.errors import MauschelnError
+from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
 
-from agents.base import Agent, Info, legal_ids, register_agent
+PROG = "python -m train.sb3_maskable"
 
 
-def make_env(args: argparse.Namespace, rank: int):
+def make_env(config: Any, opponents: str, rank: int, seed: int):
     from agents.single_agent import SingleAgentEnv
 
+    options = dict(config.options)
+
     def thunk():
-        env = SingleAgentEnv(opponents=args.opponents, num_players=args.num_players, max_deals=args.max_deals)
-        env.reset(seed=args.seed + rank)
+        env = SingleAgentEnv(opponents=opponents, ruleset=config.ruleset, num_players=config.num_players, **options)
+        env.reset(seed=seed + rank)
         return env
 
     return thunk
 
 
-class SB3Agent(Agent):
-    """Plays a saved MaskablePPO model (deterministic by default)."""
-
-    name = "sb3"
-
-    def __init__(self, seed: int | None = None, model: str = "", deterministic: bool = True) -> None:
-        super().__init__(seed)
-        from sb3_contrib import MaskablePPO
-
-        if not model or not Path(model).is_file():
-            raise ValueError(f"model={model!r} is not a saved MaskablePPO zip file")
-        self.params = {"model": model, "deterministic": deterministic}
-        # SB3's loader reads its own zip format (weights via torch.load with weights_only where supported).
-        self.model = MaskablePPO.load(model, device="cpu")
-        self.deterministic = deterministic
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
-        legal_ids(action_mask)
-        action, _ = self.model.predict(observation, action_masks=np.asarray(action_mask, dtype=bool),
-                                       deterministic=self.deterministic)
-        return int(action)
-
-
-register_agent("sb3", SB3Agent, "a MaskablePPO model saved by train/sb3_maskable.py (model= path)")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timesteps", type=int, default=100_000, help="learner decisions to train on")
     parser.add_argument("--opponents", default="expert", help="scripted agent for the other seats")
-    parser.add_argument("--num-players", type=int, default=4)
+    add_rule_arguments(parser)
+    parser.add_argument("--num-players", dest="players", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--max-deals", type=int, default=3, help="settled deals per session (episode)")
     parser.add_argument("--n-envs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per baseline (0: skip)")
     parser.add_argument("--eval-agents", nargs="*", default=["random", "expert"])
     parser.add_argument("--runs-root", default="runs")
-    args = parser.parse_args(argv)
-    if args.timesteps < 1 or args.n_envs < 1:
-        raise ValueError("--timesteps and --n-envs must be >= 1")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        for flag, value, low in (("--timesteps", args.timesteps, 1), ("--n-envs", args.n_envs, 1),
+                                 ("--seed", args.seed, 0), ("--eval-deals", args.eval_deals, 0),
+                                 ("--max-deals", args.max_deals, 1)):
+            if value < low:
+                raise MauschelnError(f"{flag} {value} is not allowed; allowed: a whole number >= {low}")
+        config = config_from_namespace(args, max_deals=(args.max_deals, "--max-deals"))
+        from agents.base import agent_from_spec
+
+        for spec in [args.opponents, *args.eval_agents]:
+            agent_from_spec(spec)  # unknown names or parameters fail before training
+    except MauschelnError as exc:
+        return report(PROG, exc)
 
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(2)
-    run_dir = Path(args.runs_root) / f"mauscheln__sb3_maskable__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_root) / f"{config.ruleset}__sb3_maskable__{args.seed}__{int(time.time())}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    vec = DummyVecEnv([make_env(args, i) for i in range(args.n_envs)])
+    print(f"run directory: {run_dir}", flush=True)
+    vec = DummyVecEnv([make_env(config, args.opponents, i, args.seed) for i in range(args.n_envs)])
     model = MaskablePPO("MlpPolicy", vec, seed=args.seed, verbose=0, n_steps=256, batch_size=256,
                         tensorboard_log=str(run_dir), device="cpu")
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps, tb_log_name="maskable_ppo")
+    try:
+        model.learn(total_timesteps=args.timesteps, tb_log_name="maskable_ppo")
+    except KeyboardInterrupt:
+        path = run_dir / "maskable_ppo_interrupted.zip"
+        model.save(path)
+        print(f"\ninterrupted: saved the model so far to {path}", file=sys.stderr)
+        return 130
     elapsed = time.perf_counter() - start
     path = run_dir / "maskable_ppo.zip"
     model.save(path)
     print(f"trained {args.timesteps:,} learner decisions in {elapsed:.0f} s; saved {path}")
     results: list[dict[str, Any]] = []
     if args.eval_deals:
-        from mauscheln_env.config import make_config
         from train.report import evaluate_candidate, print_table
 
-        config = make_config("mauscheln", args.num_players)
-        results = evaluate_candidate(f"sb3:model={path}", list(args.eval_agents), config, args.eval_deals,
+        eval_config = config_from_namespace(args, max_deals=(1, "--max-deals"))
+        results = evaluate_candidate(f"sb3:model={path}", list(args.eval_agents), eval_config, args.eval_deals,
                                      args.seed + 10_000)
         (run_dir / "evaluation.json").write_text(json.dumps(results, indent=1))
         print_table(results, "MaskablePPO policy")

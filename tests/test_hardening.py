@@ -1,0 +1,612 @@
+"""Issue 11 as a table: every input a user can type gets a clear answer, and the layers around the env keep it.
+
+Each error case asserts a ``ValueError`` subclass (a CLI: exit code 2 and exactly one ``PROG: error:`` line on
+stderr), a message that names the bad value and what is allowed, and that the env (or the command) still works
+afterwards. The CLIs are called in-process (``main(argv)``); only the two Ctrl-C cases start a subprocess.
+Rule options are validated by the rulesets' typed options (``mauscheln_env/options.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mauscheln_env
+from agents.base import AgentError, agent_from_spec, make_agent
+from mauscheln_env import Game, make_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
+BIG = 10**400
+
+
+# ---------------------------------------------------------------------- helpers
+def _main(command: str):
+    if command == "demo":
+        from mauscheln_env.demo import main
+    elif command == "eval":
+        from agents.evaluate import main
+    elif command == "play":
+        from agents.play import main
+    elif command == "train":
+        from train.ppo_selfplay import main
+    else:
+        from train.sb3_maskable import main
+    return main
+
+
+PROGS = {"demo": "mauscheln demo", "eval": "mauscheln eval", "play": "mauscheln play", "train": "mauscheln train",
+         "sb3": "python -m train.sb3_maskable"}
+
+
+def run_cli(command: str, argv: list[str], capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        rc = _main(command)(argv)
+    except SystemExit as exc:  # argparse usage errors exit from inside parse_args
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_refused(command: str, argv: list[str], needles: list[str], capsys) -> str:
+    rc, out, err = run_cli(command, argv, capsys)
+    lines = err.splitlines()
+    assert rc == 2, (rc, err[-2000:])
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{PROGS[command]}: error: "), lines
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def env_still_works(env) -> None:
+    env.reset(seed=1)
+    agent = env.agent_selection
+    env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+
+
+# ---------------------------------------------------------------------- shared files
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    """A tiny training run stopped after two of its three updates (reference backend, no final evaluation)."""
+    from train.ppo_selfplay import main
+
+    run = tmp_path_factory.mktemp("train") / "run"
+    assert main(["--config", str(SMOKE), "--run-dir", str(run), "--total-decisions", "768", "--max-updates", "2"]) == 0
+    return run
+
+
+@pytest.fixture(scope="module")
+def results_json(tmp_path_factory) -> Path:
+    from agents.evaluate import main
+
+    out = tmp_path_factory.mktemp("eval") / "out"
+    assert main(["--agents", "random", "beginner", "--deals", "3", "--out", str(out), "--no-progress"]) == 0
+    return out / "results.json"
+
+
+def _copy_run(run_dir: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    return copy
+
+
+# ---------------------------------------------------------------------- the CLI table
+@dataclass
+class Cli:
+    command: str
+    argv: list[str]
+    needles: list[str]
+    setup: object = None  # a function (tmp_path, files) -> extra argv, for cases that need files
+    marks: list = field(default_factory=list)
+
+
+def _file(tmp: Path, name: str, text: str) -> str:
+    path = tmp / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+TRAIN = ["--config", str(SMOKE)]
+CLI_CASES = {
+    # demo: bad ruleset or player count, bad rule syntax
+    "demo ruleset": Cli("demo", ["--ruleset", "nope"], ["'nope'", "mauscheln_classic"]),
+    "demo players": Cli("demo", ["--players", "9"], ["num_players=9", "3-7 players"]),
+    "demo players type": Cli("demo", ["--players", "four"], ["'four'", "int"]),
+    "demo rule syntax": Cli("demo", ["--rule", "knock"], ["'knock'", "KEY=VALUE"]),
+    "demo deals": Cli("demo", ["--deals", "0"], ["--deals 0", ">= 1"]),
+    # eval: --merge files, --out, --pot, agent specs and parameters, a policy for another table
+    "eval merge missing": Cli("eval", [], ["none.json", "no such file", "allowed"],
+                              setup=lambda t, f: ["--merge", str(t / "none.json")]),
+    "eval merge malformed": Cli("eval", [], ["bad.json", "not JSON", "allowed"],
+                                setup=lambda t, f: ["--merge", _file(t, "bad.json", "{")]),
+    "eval merge wrong shape": Cli("eval", [], ["shape.json", "not shaped like a results file", "allowed"],
+                                  setup=lambda t, f: ["--merge", _file(t, "shape.json", "[1, 2]")]),
+    "eval merge wrong per_deal": Cli("eval", [], ["rows.json", "per_deal has shape", "allowed"],
+                                     setup=lambda t, f: ["--merge", _truncated_per_deal(f["results"], t)]),
+    "eval out is a file": Cli("eval", ["--agents", "random", "expert", "--deals", "1000000000"],
+                              ["taken.txt", "is an existing file", "allowed: a new or empty directory"],
+                              setup=lambda t, f: ["--out", _file(t, "taken.txt", "x")]),
+    "eval out not empty": Cli("eval", ["--agents", "random", "expert", "--deals", "1000000000"],
+                              ["is not empty", "--overwrite"], setup=lambda t, f: ["--out", str(f["results"].parent)]),
+    "eval pot": Cli("eval", ["--agents", "random", "expert", "--pot", "-1"], ["pot=-1", "allowed: a whole number >= 0"]),
+    "eval spec seed": Cli("eval", ["--agents", "random:seed=3", "expert"], ["seed", "allowed: no parameters"]),
+    "eval spec checkpoint none": Cli("eval", ["--agents", "learned:checkpoint=none", "random"],
+                                     ["checkpoint=None", "allowed: a policy file, a run directory or a shipped"]),
+    "eval pimc confidence nan": Cli("eval", ["--agents", "pimc:confidence=nan", "random"],
+                                    ["confidence=nan", "allowed: a finite number"]),
+    "eval pimc time_limit nan": Cli("eval", ["--agents", "pimc:time_limit=nan", "random"],
+                                    ["time_limit=nan", "allowed: None or a finite number"]),
+    "eval pimc rollout_search text": Cli("eval", ["--agents", "pimc:rollout_search=no", "random"],
+                                         ["rollout_search='no'", "allowed: True or False"]),
+    "eval pimc epsilon bool": Cli("eval", ["--agents", "pimc:epsilon=true", "random"],
+                                  ["epsilon=True", "allowed: a finite number"]),
+    "eval unknown agent": Cli("eval", ["--agents", "nobody", "random"], ["'nobody'", "allowed: beginner"]),
+    "eval policy for another table": Cli("eval", ["--agents", "learned:checkpoint=mauscheln4", "random", "--players", "5"],
+                                         ["trained for mauscheln, 4 players", "5 players"]),
+    "eval policy without knock": Cli("eval", ["--pair", "learned:checkpoint=mauscheln4", "random", "--rule", "knock=true"],
+                                     ["knock: trained False, here True"]),
+    "eval workers": Cli("eval", ["--agents", "random", "expert", "--workers", "0"], ["--workers 0", ">= 1"]),
+    "eval rule clash": Cli("eval", ["--agents", "random", "expert", "--rule", "max_deals=2"],
+                           ["max_deals", "--session-deals"]),
+    # play: a checkpoint that does not fit the table, specs, seats (a preset keeps its player count)
+    "play policy for another table": Cli("play", ["--agents", "learned:checkpoint=mauscheln4", "--players", "5"],
+                                         ["trained for mauscheln, 4 players", "5 players"]),
+    "play spec seed": Cli("play", ["--agents", "random:seed=3"], ["seed", "allowed"]),
+    "play spec checkpoint none": Cli("play", ["--agents", "learned:checkpoint=none"], ["checkpoint=None", "allowed"]),
+    "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
+    "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
+                            ["--seat 5", "allowed: 0..4"]),
+    # train: every flag value that used to fail inside torch, numpy or yaml
+    "train hidden list text": Cli("train", [*TRAIN, "--hidden", "[-1]"], ["'[-1]'", "allowed: --hidden [INT [INT"]),
+    "train hidden negative": Cli("train", [*TRAIN, "--hidden", "-1"], ["hidden=[-1]", "allowed: a list of 1 to 16"]),
+    "train learning rate": Cli("train", [*TRAIN, "--learning-rate", "-1"], ["learning_rate=-1.0", "(0, 1]"]),
+    "train threads": Cli("train", [*TRAIN, "--threads", "0"], ["threads=0", "allowed: a whole number 1..1024"]),
+    "train device": Cli("train", [*TRAIN, "--device", "nonsense"], ["device='nonsense'", "allowed: 'cpu'"]),
+    "train seed": Cli("train", [*TRAIN, "--seed", "-1"], ["seed=-1", "allowed: a whole number 0.."]),
+    "train checkpoint every": Cli("train", [*TRAIN, "--checkpoint-every", "0"], ["checkpoint_every=0", ">= 1"]),
+    "train clip coef": Cli("train", [*TRAIN, "--clip-coef", "-1"], ["clip_coef=-1.0", "allowed: a finite number > 0"]),
+    "train ent coef": Cli("train", [*TRAIN, "--ent-coef", "nan"], ["ent_coef=nan", "allowed: a finite number >= 0"]),
+    "train list syntax": Cli("train", [*TRAIN, "--hidden", "128", "abc"], ["'abc'", "allowed: --hidden [INT"]),
+    "train rule syntax": Cli("train", [*TRAIN, "--rule", "knock"], ["'knock'", "KEY=VALUE"]),
+    "train unknown flag": Cli("train", [*TRAIN, "--nonsense", "1"], ["--nonsense", "--help"]),
+    "train config malformed": Cli("train", [], ["bad.yaml", "not valid YAML", "line 2"],
+                                  setup=lambda t, f: ["--config", _file(t, "bad.yaml", "hidden: [1,\n")]),
+    "train config not a mapping": Cli("train", [], ["list.yaml", "a YAML list", "allowed: a mapping"],
+                                      setup=lambda t, f: ["--config", _file(t, "list.yaml", "- 1\n")]),
+    "train config bad value": Cli("train", [], ["lr.yaml", "learning_rate='abc'", "allowed: a finite number"],
+                                  setup=lambda t, f: ["--config", _file(t, "lr.yaml", "learning_rate: abc\n")]),
+    "train config unknown key": Cli("train", [], ["foo", "allowed: anneal_lr"],
+                                    setup=lambda t, f: ["--config", _file(t, "foo.yaml", "foo: 1\n")]),
+    "train resume not a run": Cli("train", [], ["not a run directory", "allowed"],
+                                  setup=lambda t, f: ["--resume", str(t)]),
+    "train resume changes option": Cli("train", ["--seed", "4"], ["seed cannot be changed", "--max-updates"],
+                                       setup=lambda t, f: ["--resume", str(f["run"])]),
+    # the SB3 script shares the rule arguments and the one-line errors
+    "sb3 players": Cli("sb3", ["--players", "9"], ["num_players=9", "3-7 players"]),
+    "sb3 timesteps": Cli("sb3", ["--timesteps", "0"], ["--timesteps 0", ">= 1"]),
+    "sb3 opponents": Cli("sb3", ["--opponents", "nobody"], ["'nobody'", "allowed"]),
+}
+
+
+def _truncated_per_deal(results: Path, tmp: Path) -> str:
+    data = json.loads(results.read_text())
+    data["pairs"][0]["per_deal"] = data["pairs"][0]["per_deal"][:1]
+    return _file(tmp, "rows.json", json.dumps(data))
+
+
+@pytest.mark.parametrize("name", list(CLI_CASES))
+def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir):
+    case = CLI_CASES[name]
+    extra = case.setup(tmp_path, {"results": results_json, "run": run_dir}) if case.setup else []
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [*case.argv, *extra]
+    if case.command == "train" and "--resume" not in argv:
+        argv += ["--run-dir", str(tmp_path / "train_run")]
+    assert_refused(case.command, argv, case.needles, capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-made (no run or out directory)
+
+
+def test_the_same_commands_work_after_a_refusal(capsys, tmp_path):
+    assert_refused("demo", ["--players", "9"], ["num_players=9"], capsys)
+    rc, out, _ = run_cli("demo", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--deals", "1"], capsys)
+    assert rc == 0 and "player_4" in out and "player_5" not in out  # the preset's five players
+
+
+# ---------------------------------------------------------------------- checkpoints of a run: --resume checks every file
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"\x00" * 64)
+
+
+RESUME_CASES = {
+    "config.yaml malformed": (lambda r: (r / "config.yaml").write_text("hidden: [1,\n"), ["config.yaml", "not valid YAML"]),
+    "config.yaml bad value": (lambda r: (r / "config.yaml").write_text(
+        (r / "config.yaml").read_text().replace("learning_rate: 0.0003", "learning_rate: -2")),
+        ["config.yaml", "learning_rate=-2"]),
+    "latest outside the run": (lambda r: (r / "checkpoints" / "latest").write_text("../../elsewhere"),
+                               ["latest names '../../elsewhere'", "allowed: the name of a checkpoint folder inside"]),
+    "policy corrupt": (lambda r: _garbage(r / "checkpoints" / "update_000002" / "policy.safetensors"),
+                       ["policy.safetensors", "not a readable safetensors", "allowed"]),
+    "optimizer corrupt": (lambda r: _garbage(r / "checkpoints" / "update_000002" / "optimizer.safetensors"),
+                          ["optimizer.safetensors", "not a readable safetensors", "allowed"]),
+    "optimizer missing": (lambda r: (r / "checkpoints" / "update_000002" / "optimizer.safetensors").unlink(),
+                          ["optimizer.safetensors is missing", "allowed"]),
+    "pool corrupt": (lambda r: _garbage(r / "checkpoints" / "update_000002" / "pool.safetensors"),
+                     ["pool.safetensors", "allowed"]),
+    "trainer state corrupt": (lambda r: (r / "checkpoints" / "update_000002" / "trainer.json").write_text("{"),
+                              ["trainer.json", "not JSON", "allowed"]),
+    "trainer state wrong type": (lambda r: (r / "checkpoints" / "update_000002" / "trainer.json").write_text("[]"),
+                                 ["trainer.json", "must be a mapping", "allowed"]),
+}
+
+
+@pytest.mark.parametrize("name", list(RESUME_CASES))
+def test_resume_checks_every_file(name, run_dir, tmp_path, capsys):
+    run = _copy_run(run_dir, tmp_path)
+    spoil, needles = RESUME_CASES[name]
+    spoil(run)
+    assert_refused("train", ["--resume", str(run)], needles, capsys)
+
+
+def test_resume_removes_what_an_interrupted_write_left_behind(run_dir, tmp_path, capsys):
+    run = _copy_run(run_dir, tmp_path)
+    (run / "checkpoints" / ".tmp_abc123").mkdir()
+    (run / "checkpoints" / ".tmp_abc123" / "policy.safetensors").write_bytes(b"half")
+    rc, out, err = run_cli("train", ["--resume", str(run), "--max-updates", "1"], capsys)
+    assert rc == 0, err
+    assert ".tmp_abc123" in out and not list((run / "checkpoints").glob(".tmp_*"))
+    assert (run / "checkpoints" / "latest").read_text() == "update_000003"
+
+
+def test_a_failed_start_leaves_no_run_directory(tmp_path, capsys, monkeypatch):
+    import torch.utils.tensorboard
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch.utils.tensorboard, "SummaryWriter", broken)
+    run = tmp_path / "runs" / "new"
+    assert_refused("train", [*TRAIN, "--run-dir", str(run)], ["cannot write the run directory", "No space left"],
+                   capsys)
+    assert not run.exists()
+
+
+def test_an_existing_run_is_not_overwritten(run_dir, capsys):
+    assert_refused("train", [*TRAIN, "--run-dir", str(run_dir)], ["already holds a run", f"--resume {run_dir}"], capsys)
+
+
+def test_train_help_shows_defaults_and_the_list_syntax(capsys):
+    from train.ppo_selfplay import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "usage: mauscheln train" in text
+    assert "--hidden [INT [INT ...]]" in text and "(default: 256 256)" in text and "space-separated" in text
+    assert "--rule KEY=VALUE" in text and "--resume" in text and "--config" in text
+
+
+# ---------------------------------------------------------------------- checkpoints: the policy file
+def _policy(tmp: Path, game: Game, name: str = "p.safetensors", hidden=(8,)) -> Path:
+    from agents.learned import NetSpec, PolicyNet, save_policy
+    from mauscheln_env.observation import Observer
+
+    net = PolicyNet(NetSpec(Observer(game).size, game.num_actions, tuple(hidden)))
+    return save_policy(tmp / name, net, game)
+
+
+def _rewrite(path: Path, out: Path, meta_change=None, tensor_change=None) -> Path:
+    from safetensors.torch import load_file, safe_open, save_file
+
+    with safe_open(str(path), framework="pt") as f:
+        meta = dict(f.metadata())
+    tensors = load_file(str(path))
+    if meta_change:
+        meta_change(meta)
+    if tensor_change:
+        tensor_change(tensors)
+    save_file(tensors, str(out), metadata=meta)
+    return out
+
+
+def _net_meta(**change):
+    def apply(meta):
+        net = json.loads(meta["net"])
+        net.update(change)
+        meta["net"] = json.dumps(net)
+    return apply
+
+
+POLICY_CASES = {
+    "declared layer too large": (lambda m: _net_meta(hidden=[10**9])(m), None, ["hidden=[1000000000]", "allowed"]),
+    "declared layers not the tensors": (lambda m: _net_meta(hidden=[16])(m), None, ["do not match the declared"]),
+    "layout of the wrong JSON type": (lambda m: m.update(layout="[1, 2]"), None, ["'layout' is a JSON list",
+                                                                                   "allowed: a dict"]),
+    "net metadata not JSON": (lambda m: m.update(net="{"), None, ["'net' is not JSON"]),
+    "layout rules of the wrong type": (lambda m: m.update(layout=json.dumps({"rules": 3, "observation": [],
+                                                                             "actions": []})), None,
+                                       ["layout 'rules' is 3", "allowed"]),
+    "non-finite weights": (None, lambda t: t["actor.0.weight"].fill_(float("nan")), ["NaN or infinite", "allowed"]),
+}
+
+
+@pytest.mark.parametrize("name", list(POLICY_CASES))
+def test_a_bad_policy_file_is_refused_before_it_is_used(name, tmp_path):
+    from agents.learned import CheckpointError, LearnedAgent
+
+    game = Game(make_config("mauscheln", 4))
+    meta_change, tensor_change, needles = POLICY_CASES[name]
+    bad = _rewrite(_policy(tmp_path, game), tmp_path / "bad.safetensors", meta_change, tensor_change)
+    with pytest.raises(CheckpointError) as exc:
+        LearnedAgent(checkpoint=str(bad))
+    for needle in needles:
+        assert needle in str(exc.value), (needle, str(exc.value))
+    LearnedAgent(checkpoint=str(_policy(tmp_path, game, "good.safetensors"))).setup(game, 0)  # still usable
+
+
+def test_a_policy_plays_only_the_game_it_was_trained_for(tmp_path):
+    from agents.learned import CheckpointError, LearnedAgent
+
+    knock = Game(make_config("mauscheln", 4, knock=True))
+    agent = LearnedAgent(checkpoint=str(_policy(tmp_path, knock)))
+    with pytest.raises(CheckpointError, match=r"trained for mauscheln, 4 players \(knock=True\).*knock: trained True"):
+        agent.setup(Game(make_config("mauscheln", 4)), 0)
+    agent.setup(Game(make_config("mauscheln", 4, knock=True, max_deals=7)), 0)  # a session length is not the game
+
+
+def test_non_finite_weights_are_never_written(tmp_path):
+    import torch
+
+    from agents.learned import CheckpointError, NetSpec, PolicyNet, save_policy
+    from mauscheln_env.observation import Observer
+
+    game = Game(make_config("mauscheln", 4))
+    net = PolicyNet(NetSpec(Observer(game).size, game.num_actions, (8,)))
+    with torch.no_grad():
+        net.critic[0].bias[0] = float("inf")
+    with pytest.raises(CheckpointError, match="NaN or infinite"):
+        save_policy(tmp_path / "p.safetensors", net, game)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_eval_accepts_a_run_directory_as_checkpoint(run_dir, capsys, tmp_path):
+    rc, out, err = run_cli("eval", ["--pair", f"learned:checkpoint={run_dir}", "random", "--deals", "2",
+                                    "--no-progress"], capsys)
+    assert rc == 0, err
+    assert "learned:checkpoint=" in out
+
+
+def test_a_latest_pointer_outside_its_run_is_refused(run_dir, tmp_path):
+    from agents.learned import CheckpointError, resolve_checkpoint
+
+    run = _copy_run(run_dir, tmp_path)
+    (run / "policy.safetensors").unlink()
+    assert resolve_checkpoint(run).name == "policy.safetensors"  # the latest checkpoint's policy
+    (run / "checkpoints" / "latest").write_text("/etc")
+    with pytest.raises(CheckpointError, match="allowed: the name of a checkpoint folder inside"):
+        resolve_checkpoint(run)
+
+
+# ---------------------------------------------------------------------- eval outputs
+def test_eval_outputs_are_labelled_atomic_and_titled(results_json, capsys):
+    from agents.evaluate import PER_DEAL_COLUMNS, Tournament, _settings_line, load_results
+
+    data = json.loads(results_json.read_text())
+    assert data["pairs"][0]["per_deal_columns"] == list(PER_DEAL_COLUMNS)
+    legend = (results_json.parent / "crosstable.md").read_text()
+    assert "Each cell: the row agent's mean advantage" in legend and "Elo (BT)" in legend
+    assert (results_json.parent / "chart.png").stat().st_size > 1000  # matplotlib: the plot extra of test.sh
+    assert not [p for p in results_json.parent.iterdir() if p.name.endswith(".tmp")]
+    t = Tournament(data["agents"], load_results(results_json)["pair_results"], data["ratings_elo"], data["settings"])
+    assert _settings_line(t) == "mauscheln, 4 players, 3 duplicate deals per pairing"  # the chart's title
+
+
+def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path):
+    from mauscheln_env.files import atomic_write, atomic_write_text
+
+    target = atomic_write_text(tmp_path / "results.json", "old")
+
+    def half(tmp: Path) -> None:
+        tmp.write_text("ne")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        atomic_write(target, half)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_eval_overwrite_and_a_preset_player_count(results_json, capsys, tmp_path):
+    out = tmp_path / "preset"
+    rc, _, err = run_cli("eval", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--agents", "random", "expert",
+                                  "--deals", "2", "--out", str(out), "--no-progress"], capsys)
+    assert rc == 0, err
+    assert json.loads((out / "results.json").read_text())["settings"]["players"] == 5
+    rc, _, err = run_cli("eval", ["--agents", "random", "expert", "--deals", "2", "--out", str(out), "--overwrite",
+                                  "--no-progress"], capsys)
+    assert rc == 0, err
+
+
+# ---------------------------------------------------------------------- the environment and the agents (API)
+@dataclass
+class Api:
+    call: object
+    needles: list[str]
+    marks: list = field(default_factory=list)
+
+
+def _reset(options=None, seed=0, **env_kw):
+    env = mauscheln_env.env(**env_kw)
+    env.reset(seed=seed, options=options)
+    return env
+
+
+API_CASES = {
+    "reset pot too large": Api(lambda: _reset({"pot": BIG}), ["pot=1000", "allowed: a whole number 0..2147483647"]),
+    "reset pot negative": Api(lambda: _reset({"pot": -1}), ["pot=-1", "0..2147483647"]),
+    "reset chips too large": Api(lambda: _reset({"chips": [BIG] * 4}), ["chips=", "each 1..2147483647"]),
+    "reset seed negative": Api(lambda: _reset(seed=-3), ["seed=-3", "allowed: None or a whole number >= 0"]),
+    "observe an unknown agent": Api(lambda: _reset().observe("player_9"), ["'player_9'", "player_0, player_1"]),
+    "illegal_reward nan": Api(lambda: mauscheln_env.env(illegal_reward=float("nan")), ["illegal_reward=nan",
+                                                                                        "finite number"]),
+    "illegal_reward text": Api(lambda: mauscheln_env.env(illegal_reward="x"), ["illegal_reward='x'", "finite number"]),
+    "illegal_reward inf": Api(lambda: mauscheln_env.env(illegal_reward=float("-inf")), ["-inf", "finite number"]),
+    "pimc confidence nan": Api(lambda: make_agent("pimc", confidence=float("nan")), ["confidence=nan", "finite"]),
+    "pimc time_limit nan": Api(lambda: make_agent("pimc", time_limit=float("nan")), ["time_limit=nan", "None or"]),
+    "pimc rollout_search text": Api(lambda: make_agent("pimc", rollout_search="no"), ["'no'", "True or False"]),
+    "pimc epsilon bool": Api(lambda: make_agent("pimc", epsilon=True), ["epsilon=True", "a finite number"]),
+    "learned greedy text": Api(lambda: make_agent("learned", greedy="yes"), ["greedy='yes'", "True or False"]),
+    "spec seed": Api(lambda: agent_from_spec("random:seed=3"), ["seed", "allowed"]),
+    "spec checkpoint none": Api(lambda: agent_from_spec("learned:checkpoint=none"), ["checkpoint=None", "allowed"]),
+    "spec twice": Api(lambda: agent_from_spec("pimc:samples=2,samples=3"), ["samples is given twice"]),
+    "match runner pot": Api(lambda: _match_pot(-1), ["pot=-1", "allowed: a whole number >= 0"]),
+    "bankroll too large": Api(lambda: mauscheln_env.env(bankroll=BIG), ["bankroll", "allowed"]),
+    "mousel deck_size": Api(lambda: mauscheln_env.env(ruleset="mousel", deck_size=40), ["deck_size=40", "32", "52"]),
+}
+
+
+def _match_pot(pot: int):
+    from agents.match import MatchRunner, make_deal
+
+    game = Game(make_config("mauscheln", 4))
+    dealer, spec = make_deal(game, 0, 0)
+    return MatchRunner(game).play([make_agent("random") for _ in range(4)], dealer=dealer, deal=spec, pot=pot)
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=v.marks) for k, v in API_CASES.items()])
+def test_api_refuses_with_what_is_allowed(name):
+    case = API_CASES[name]
+    with pytest.raises(ValueError) as exc:
+        case.call()
+    for needle in case.needles:
+        assert needle in str(exc.value), (needle, str(exc.value))
+    assert len(str(exc.value)) < 400  # a huge number is cut short, not printed in full
+    env_still_works(mauscheln_env.env(num_players=4))
+    env_still_works(mauscheln_env.raw_env(num_players=4))
+
+
+def test_an_env_that_refused_a_reset_still_plays():
+    env = mauscheln_env.raw_env(num_players=4)
+    for options in ({"pot": BIG}, {"chips": [0, 1, 1, 1]}, {"dealer": 7}):
+        with pytest.raises(ValueError):
+            env.reset(seed=0, options=options)
+        env_still_works(env)
+
+
+def test_numpy_scalars_are_accepted_where_python_ones_are():
+    env = mauscheln_env.raw_env(num_players=4)
+    env.reset(seed=np.int64(3), options={"dealer": np.int64(1), "chips": np.array([9, 8, 7, 6]), "pot": np.int32(2)})
+    info = env.infos["player_0"]
+    assert info["dealer"] == 1 and info["chips"][0] == 9 and info["chips"][2] == 7 and info["pot"] == 2 + 4
+    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    env.step(np.int64(legal[0]))
+    env.step(np.array(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))  # a 0-d array
+    agent = make_agent("pimc", samples=np.int64(3), confidence=np.float32(0.5), rollout_search=np.bool_(True))
+    assert agent.params["samples"] == 3 and type(agent.params["samples"]) is int and agent.rollout_search is True
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"knock": np.bool_(True)},
+    {"stake": np.int64(8)},
+    {"num_players": np.int64(5)},
+])
+def test_numpy_rule_options_are_accepted(kwargs):
+    env_still_works(mauscheln_env.env(**kwargs))
+
+
+def test_every_muschka_session_ends():
+    """Seven seats and no deal limit: scores drift upwards and no seat may ever reach 0; the session is truncated
+    after max_session_deals (500) settled deals (documented on the ruleset page)."""
+    env = mauscheln_env.raw_env(ruleset="muschka", num_players=7, max_deals=None)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(300_000):
+        if not env.agents:
+            state = env.engine_state
+            assert state.session.truncated or 0 in state.session.scores
+            assert state.session.deals_settled <= env.config.max_session_deals == 500
+            return
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+    pytest.fail("a muschka session ran 300,000 steps")
+
+
+# ---------------------------------------------------------------------- play: no leak (the full scan is in test_play)
+def test_play_leaks_no_bot_discard():
+    from tests.test_play import _play_watched
+
+    screen, text = _play_watched("mouche", 5, 3, deals=1)
+    assert "starts an exchange by discarding a card" in text and not screen.leaks
+
+
+def test_agent_errors_are_value_errors():
+    assert issubclass(AgentError, ValueError)
+    from agents.learned import CheckpointError
+    from mauscheln_env.errors import ConfigError
+
+    assert issubclass(CheckpointError, ValueError) and issubclass(ConfigError, ValueError)
+
+
+# ---------------------------------------------------------------------- train: what it prints; Ctrl-C (subprocesses)
+def test_train_prints_its_run_directory_first_and_a_progress_bar_for_the_final_evaluation(tmp_path, capsys):
+    run = tmp_path / "run"
+    rc, out, err = run_cli("train", [*TRAIN, "--run-dir", str(run), "--total-decisions", "256", "--final-eval-deals", "2",
+                                     "--final-eval-agents", "random"], capsys)
+    assert rc == 0, err
+    assert out.splitlines()[0] == f"run directory: {run}"
+    assert "learned vs random" in err and "0/2" in err  # the tqdm bar on stderr (its later refreshes are timed)
+    assert (run / "evaluation.png").is_file() and (run / "evaluation.md").is_file()
+
+
+def _interrupt_after(cmd: list[str], marker: str, delay: float = 0.0, timeout: float = 240
+                     ) -> subprocess.CompletedProcess:
+    """Start ``cmd`` in its own process group; send Ctrl-C (SIGINT to the group) ``delay`` s after ``marker``."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    lines = []
+    deadline = time.monotonic() + timeout
+    for line in proc.stdout:
+        lines.append(line)
+        if marker in line:
+            time.sleep(delay)
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+        assert time.monotonic() < deadline, "".join(lines)
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines) + out, err)
+
+
+def test_ctrl_c_in_train_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
+    run = tmp_path / "run"
+    proc = _interrupt_after([sys.executable, "-m", "train.ppo_selfplay", "--config", str(SMOKE), "--run-dir", str(run),
+                             "--total-decisions", "100000"], "update 1/")
+    assert proc.returncode == 130, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"--resume {run}" in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+    latest = (run / "checkpoints" / "latest").read_text()
+    assert latest.startswith("update_") and (run / "checkpoints" / latest / "optimizer.safetensors").is_file()
+
+
+def test_ctrl_c_in_eval_stops_the_workers_with_one_line():
+    proc = _interrupt_after([sys.executable, "-u", "-c",
+                             "import sys; from agents.evaluate import main; print('started', flush=True); "
+                             "sys.exit(main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', "
+                             "'--no-progress']))"], "started", delay=3.0)
+    assert proc.returncode == 130, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["mauscheln eval: interrupted; the workers are stopped and no results were written"], proc.stderr
