@@ -113,7 +113,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from mauscheln_env.config import RuleConfig, make_config
 from mauscheln_env.engine import PHASE_NAMES, DealSpec, Game, Phase, State
@@ -126,18 +125,22 @@ RESET_OPTIONS = ("dealer", "chips", "scores", "pot", "deal")
 
 def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
         illegal_reward: float | None = None, **rule_options: Any):
-    """The environment wrapped in PettingZoo's classic wrappers.
+    """The environment wrapped with the semantics of PettingZoo's classic wrappers.
 
     An illegal action terminates the episode with ``illegal_reward`` for the
-    offender (default: minus the bankroll), as in PettingZoo's classic games.
+    offender (default: minus the bankroll), as in PettingZoo's classic games;
+    an action outside the action space fails the bounds check; calls out of
+    order are refused. :class:`mauscheln_env.wrappers.ClassicWrapper` does what
+    ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
+    ``OrderEnforcingWrapper`` do, in one layer (it is an ``OrderEnforcingWrapper``).
     """
+    from mauscheln_env.wrappers import ClassicWrapper
+
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
         cfg = e.config
         illegal_reward = -float(cfg.start_score if cfg.spec.scoring == "points" else cfg.bankroll)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    return ClassicWrapper(e, illegal_reward=illegal_reward)
 
 
 class raw_env(AECEnv):
