@@ -2,7 +2,7 @@
 
     python -m train.rllib_ppo --minutes 10                                   # this machine, local Ray
     python -m train.rllib_ppo --iterations 2 --train-batch 256 --num-cpus 1  # a smoke run
-    RAY_ADDRESS=ray://head:10001 python -m train.rllib_ppo --num-env-runners 64 --num-learners 2 --minutes 60
+    RAY_ADDRESS=auto python -m train.rllib_ppo --num-env-runners 64 --num-learners 2 --minutes 60  # on a cluster
 
 One RLModule, ``"main"`` (:class:`mauscheln_env.integrations.rllib.MaskedPolicyModule`),
 plays every seat RLlib sees. Each episode is one session of
@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     pool: list[dict[str, torch.Tensor]] = []
     start = time.perf_counter()
     steps_total = 0
+    sampling_total = 0.0
     it = 0
     for it in range(1, args.iterations + 1):
         t0 = time.perf_counter()
@@ -225,11 +226,15 @@ def main(argv: list[str] | None = None) -> int:
         steps = int(runners.get("num_env_steps_sampled", 0))
         steps_total += steps
         per_runner = steps / elapsed / max(1, args.num_env_runners)
+        sampling = float(result.get("timers", {}).get("env_runner_sampling_timer") or elapsed)
+        sampling_total += sampling
+        sampled_per_runner = steps / sampling / max(1, args.num_env_runners)  # while sampling, without the update
         learner = result.get("learners", {}).get(MAIN, {})
         scalars = {
             "charts/episode_return_mean": runners.get("episode_return_mean"),
             "charts/env_steps_per_s": steps / elapsed,
             "charts/env_steps_per_s_per_runner": per_runner,
+            "charts/sampling_env_steps_per_s_per_runner": sampled_per_runner,
             "charts/env_steps": steps_total,
             "losses/policy_loss": learner.get("policy_loss"),
             "losses/value_loss": learner.get("vf_loss"),
@@ -239,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         for tag, value in scalars.items():
             if isinstance(value, (int, float)):
                 writer.add_scalar(tag, value, steps_total)
-        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner), "
-              f"return {runners.get('episode_return_mean', float('nan')):+.3f}, pool {len(pool)}", flush=True)
+        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner; "
+              f"{sampled_per_runner:,.0f} while sampling), return {runners.get('episode_return_mean', float('nan')):+.3f}, "
+              f"pool {len(pool)}", flush=True)
         if it % args.snapshot_every == 0:
             module = algo.get_module(MAIN)
             pool = (pool + [{k: v.detach().cpu().clone() for k, v in module.net.state_dict().items()}])
@@ -257,9 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"iterations": it, "env_steps": steps_total, "seconds": train_s,
                "env_steps_per_s": steps_total / train_s,
                "env_steps_per_s_per_runner": steps_total / train_s / max(1, args.num_env_runners),
+               "sampling_env_steps_per_s_per_runner": steps_total / max(sampling_total, 1e-9)
+               / max(1, args.num_env_runners),
                "num_env_runners": args.num_env_runners, "policy": str(path)}
     print(f"trained {it} iterations, {steps_total:,} env steps in {train_s:.0f} s "
-          f"({summary['env_steps_per_s_per_runner']:,.0f} env steps/s per env runner); saved {path}")
+          f"({summary['env_steps_per_s_per_runner']:,.0f} env steps/s per env runner, "
+          f"{summary['sampling_env_steps_per_s_per_runner']:,.0f} while sampling); saved {path}")
     algo.stop()
     ray.shutdown()
     if args.eval_deals:

@@ -78,6 +78,9 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
+        # RLlib passes an EnvContext: which env runner and which of its envs this is. RLlib's own reset
+        # seeds (seed + runner index + env index) overlap between runners, so every seed is mixed with both.
+        self._stream = (int(getattr(config, "worker_index", 0) or 0), int(getattr(config, "vector_index", 0) or 0))
         config = dict(config or {})
         unknown = sorted(set(config) - {"ruleset", "num_players", "rules", "opponents", "formats", "seed"})
         if unknown:
@@ -100,7 +103,7 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
         })
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gym.spaces.Discrete(A) for a in self.possible_agents}
-        self.rng = np.random.default_rng(config.get("seed"))
+        self.rng = self._generator(config.get("seed", 0))
         options = self.game.config.options
         self.illegal_reward = -float(options.get("bankroll", options.get("start_score", 1)))
         self.snapshots: list[PolicyNet] = []
@@ -110,6 +113,11 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
         self.opponent = "self"
         self._started: set[str] = set()
         self._pending: dict[str, float] = {}
+
+    def _generator(self, seed: int | None) -> np.random.Generator:
+        if seed is None:
+            return np.random.default_rng()
+        return np.random.default_rng([int(seed), *self._stream])
 
     # ------------------------------------------------------------------ opponents
     def set_snapshots(self, spec: NetSpec, states: list[dict[str, torch.Tensor]]) -> None:
@@ -149,7 +157,7 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
     # ------------------------------------------------------------------ the MultiAgentEnv API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = self._generator(seed)
         for _ in range(100):
             self._draw_table()
             self.env.reset(seed=int(self.rng.integers(2**31 - 1)), options=options)
