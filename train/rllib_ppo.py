@@ -216,7 +216,6 @@ def main(argv: list[str] | None = None) -> int:
     pool: list[dict[str, torch.Tensor]] = []
     start = time.perf_counter()
     steps_total = 0
-    sampling_total = 0.0
     it = 0
     for it in range(1, args.iterations + 1):
         t0 = time.perf_counter()
@@ -226,15 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         steps = int(runners.get("num_env_steps_sampled", 0))
         steps_total += steps
         per_runner = steps / elapsed / max(1, args.num_env_runners)
-        sampling = float(result.get("timers", {}).get("env_runner_sampling_timer") or elapsed)
-        sampling_total += sampling
-        sampled_per_runner = steps / sampling / max(1, args.num_env_runners)  # while sampling, without the update
         learner = result.get("learners", {}).get(MAIN, {})
         scalars = {
             "charts/episode_return_mean": runners.get("episode_return_mean"),
             "charts/env_steps_per_s": steps / elapsed,
             "charts/env_steps_per_s_per_runner": per_runner,
-            "charts/sampling_env_steps_per_s_per_runner": sampled_per_runner,
             "charts/env_steps": steps_total,
             "losses/policy_loss": learner.get("policy_loss"),
             "losses/value_loss": learner.get("vf_loss"),
@@ -244,9 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         for tag, value in scalars.items():
             if isinstance(value, (int, float)):
                 writer.add_scalar(tag, value, steps_total)
-        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner; "
-              f"{sampled_per_runner:,.0f} while sampling), return {runners.get('episode_return_mean', float('nan')):+.3f}, "
-              f"pool {len(pool)}", flush=True)
+        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner), "
+              f"return {runners.get('episode_return_mean', float('nan')):+.3f}, pool {len(pool)}", flush=True)
         if it % args.snapshot_every == 0:
             module = algo.get_module(MAIN)
             pool = (pool + [{k: v.detach().cpu().clone() for k, v in module.net.state_dict().items()}])
@@ -263,12 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"iterations": it, "env_steps": steps_total, "seconds": train_s,
                "env_steps_per_s": steps_total / train_s,
                "env_steps_per_s_per_runner": steps_total / train_s / max(1, args.num_env_runners),
-               "sampling_env_steps_per_s_per_runner": steps_total / max(sampling_total, 1e-9)
-               / max(1, args.num_env_runners),
                "num_env_runners": args.num_env_runners, "policy": str(path)}
     print(f"trained {it} iterations, {steps_total:,} env steps in {train_s:.0f} s "
-          f"({summary['env_steps_per_s_per_runner']:,.0f} env steps/s per env runner, "
-          f"{summary['sampling_env_steps_per_s_per_runner']:,.0f} while sampling); saved {path}")
+          f"({summary['env_steps_per_s_per_runner']:,.0f} env steps/s per env runner, sampling and update); "
+          f"saved {path}")
     algo.stop()
     ray.shutdown()
     if args.eval_deals:
