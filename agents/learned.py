@@ -466,6 +466,26 @@ class LearnedAgent(Agent):
         self.net, self.layout, self.extra = read_policy(checkpoint)
         self.greedy = greedy
 
+    @classmethod
+    def from_network(cls, net: PolicyNet, game: Game, seed: int | None = None, greedy: bool = False,
+                     label: str = "network") -> LearnedAgent:
+        """An agent that plays ``net`` (already in memory, e.g. a trainer's frozen snapshot) in ``game``.
+
+        ``label`` stands for the checkpoint in :meth:`label` and :meth:`spec`; such an agent cannot be
+        rebuilt by name in another process.
+        """
+        if not isinstance(net, PolicyNet):
+            raise CheckpointError(f"from_network needs a PolicyNet, got {type(net).__name__}")
+        agent = cls.__new__(cls)
+        Agent.__init__(agent, seed)
+        agent.params = {"checkpoint": str(label), "greedy": bool(greedy)}
+        agent.net, agent.layout, agent.extra, agent.greedy = net.eval(), layout_of(game), {}, bool(greedy)
+        check_compatible(agent.layout, game, str(label))
+        if net.spec.obs_size != Observer(game).size or net.spec.num_actions != game.num_actions:
+            raise CheckpointError(f"{label}: a network of {net.spec.obs_size} inputs and {net.spec.num_actions} "
+                                  f"actions cannot play {game.config.ruleset} with {game.n} players")
+        return agent
+
     def setup(self, game: Game, seat: int) -> None:
         super().setup(game, seat)
         check_compatible(self.layout, game, self.params["checkpoint"])

@@ -9,13 +9,18 @@ For Stable-Baselines3 and any single-agent library::
 
 The reward of a step is everything the learning seat received since its
 previous action: settlements usually land while other seats act (the last
-card of a trick may be someone else's), and none of them is lost. Over an
-episode (one session) the rewards sum to the seat's chip change (in muschka,
-the decrease of its score). The episode ends with the session, or early when
-the learning seat is eliminated (it can receive nothing more).
+card of a trick may be someone else's), and none of them is lost. A deal can
+even settle before the seat's first decision of a session (in mouche, muschka
+and mousel a lone seat takes the deal without being asked); what it received
+then is part of the reward of its first step. Over an episode (one session)
+the rewards sum to the seat's chip change (in muschka, the decrease of its
+score). The episode ends with the session, or early when the learning seat is
+eliminated (it can receive nothing more). A session that ends before the
+learning seat ever decides is no episode: ``reset`` starts another.
 
 An action outside the mask ends the episode with ``illegal_reward`` (default
-minus the bankroll), as PettingZoo's ``env()`` does, so that Gymnasium's and
+minus the bankroll, plus whatever the seat received since its previous action),
+as PettingZoo's ``env()`` does, so that Gymnasium's and
 SB3's environment checkers, which step with unmasked random actions, can run;
 ``illegal_action="raise"`` raises a ``ValueError`` instead. A masked learner
 (MaskablePPO) never plays one.
@@ -68,6 +73,7 @@ class SingleAgentEnv(gym.Env):
         self.seat = 0 if seat == "random" else seat
         self._agents: dict[int, Any] = {}
         self._mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        self._pending = 0.0  # received before the seat's first decision of the episode; paid with its first step
 
     @staticmethod
     def _opponent_list(opponents: Any, n: int) -> list[Any]:
@@ -98,6 +104,7 @@ class SingleAgentEnv(gym.Env):
         reward, done, truncated = self._advance()
         if done or truncated:  # the session ended before the learning seat acted (it was eliminated at once)
             return self.reset(seed=None, options=options)
+        self._pending = reward
         return self._observation(), self._info(reward)
 
     def step(self, action: int):
@@ -108,11 +115,14 @@ class SingleAgentEnv(gym.Env):
             if self.illegal_action == "raise" or not self._mask.any():
                 raise ValueError(f"action {action!r} is not legal for the learning seat; legal: {legal or 'none (reset)'}")
             self._mask[:] = 0
-            info = self._info(self.illegal_reward)
+            reward = self.illegal_reward + self._pending
+            self._pending = 0.0
+            info = self._info(reward)
             info["illegal_action"] = True
-            return self._observation(), self.illegal_reward, True, False, info
+            return self._observation(), reward, True, False, info
         self.env.step(int(action))
-        reward = self._collect()
+        reward = self._collect() + self._pending
+        self._pending = 0.0
         more, done, truncated = self._advance()
         return self._observation(), reward + more, done, truncated, self._info(reward + more)
 

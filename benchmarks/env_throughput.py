@@ -14,6 +14,10 @@ ruleset, then ``raw_env`` of every ruleset at 4 players with its speed relative
 to the default; when PettingZoo's ``leduc_holdem_v4`` is importable
 (``pip install 'pettingzoo[classic]'``) it is measured in the same run and the
 ratio is printed. Deals counted include throw-ins.
+
+The ratio to leduc is measured head to head: ``env()`` and leduc take turns in
+``--rounds`` slices of the measuring time, and the rates are per second of this
+process's CPU time, so that other jobs on a shared machine slow both alike.
 """
 
 from __future__ import annotations
@@ -29,33 +33,52 @@ import numpy as np
 import mauscheln_env
 
 
+class Player:
+    """Random legal play on one environment, in as many slices of time as asked."""
+
+    def __init__(self, make_env: Callable[[], object], count_deals: bool = True) -> None:
+        self.env = make_env()
+        self.count_deals = count_deals
+        self.uniform = np.random.default_rng(0).random(1 << 16)
+        self.u = self.seed = 0
+        self.decisions = self.deals = 0
+        self.wall = self.cpu = 0.0
+
+    def run(self, seconds: float) -> None:
+        """Play whole episodes for about ``seconds`` of wall-clock time."""
+        env, uniform, u = self.env, self.uniform, self.u
+        start, cpu0 = time.perf_counter(), time.process_time()
+        while time.perf_counter() - start < seconds:
+            env.reset(seed=self.seed)
+            self.seed += 1
+            for _agent in env.agent_iter():
+                obs, _reward, termination, truncation, _info = env.last()
+                if termination or truncation:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[int(uniform[u] * len(legal))]))
+                u = (u + 1) & 0xFFFF
+                self.decisions += 1
+            self.deals += len(env.unwrapped.engine_state.session.results) if self.count_deals else 1
+        self.u = u
+        self.wall += time.perf_counter() - start
+        self.cpu += time.process_time() - cpu0
+
+
 def measure(make_env: Callable[[], object], seconds: float, count_deals: bool = True) -> tuple[float, float, int]:
     """Run whole episodes for about ``seconds``; return (decisions/s, deals/s, decisions)."""
-    env = make_env()
-    rng = np.random.default_rng(0)
-    uniform = rng.random(1 << 16)
-    u = 0
-    decisions = deals = 0
-    seed = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        env.reset(seed=seed)
-        seed += 1
-        for _agent in env.agent_iter():
-            obs, _reward, termination, truncation, _info = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[int(uniform[u] * len(legal))]))
-            u = (u + 1) & 0xFFFF
-            decisions += 1
-        if count_deals:
-            deals += len(env.unwrapped.engine_state.session.results)
-        else:
-            deals += 1
-    elapsed = time.perf_counter() - start
-    return decisions / elapsed, deals / elapsed, decisions
+    player = Player(make_env, count_deals)
+    player.run(seconds)
+    return player.decisions / player.wall, player.deals / player.wall, player.decisions
+
+
+def head_to_head(players: list[Player], seconds: float, rounds: int) -> list[float]:
+    """Decisions per CPU second of each player, taking turns in ``rounds`` slices of ``seconds``."""
+    for _ in range(rounds):
+        for p in players:
+            p.run(seconds / rounds)
+    return [p.decisions / p.cpu for p in players]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, nargs="+", default=[3, 4, 5, 7])
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per row")
     parser.add_argument("--knock", action="store_true", help="enable the knock option")
+    parser.add_argument("--rounds", type=int, default=10, help="turns each of env() and leduc take in the ratio")
     parser.add_argument("--cpu", type=int, default=0, help="core to pin to (-1: do not pin)")
     parser.add_argument("--rulesets", nargs="*", default=list(mauscheln_env.RULESETS),
                         help="rulesets to compare at 4 players (none: skip)")
@@ -91,9 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rate, games, _ = measure(leduc_holdem_v4.env, args.seconds, count_deals=False)
     print(f"{'leduc_holdem_v4 env()':<28} {rate:>12,.0f} {games:>10,.0f}")
-    for (name, n), value in rows.items():
-        if name == "env()":
-            print(f"ratio mauscheln {n}p env() / leduc_holdem_v4 env(): {value / rate:.1f}x")
+    print(f"\nhead to head, {args.rounds} turns each, decisions per CPU second:")
+    for n in args.players:
+        ours = Player(lambda n=n: mauscheln_env.env(num_players=n, knock=args.knock))
+        leduc = Player(leduc_holdem_v4.env, count_deals=False)
+        mine, theirs = head_to_head([ours, leduc], 2 * args.seconds, args.rounds)
+        print(f"ratio mauscheln {n}p env() / leduc_holdem_v4 env(): {mine / theirs:.1f}x "
+              f"({mine:,.0f} / {theirs:,.0f})")
     return 0
 
 

@@ -119,7 +119,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from mauscheln_env.config import RuleConfig, make_config
 from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, DealSpec, Game, Phase, State
@@ -127,6 +126,7 @@ from mauscheln_env.errors import DealError, IllegalActionError, MauschelnError, 
 from mauscheln_env.observation import Observer, Piece, layout_table
 from mauscheln_env.options import MAX_AMOUNT
 from mauscheln_env.render import render_table
+from mauscheln_env.wrappers import ClassicWrapper
 
 RESET_OPTIONS = ("dealer", "chips", "scores", "pot", "deal")
 MAX_CHIPS = MAX_AMOUNT
@@ -135,10 +135,14 @@ MAX_CHIPS = MAX_AMOUNT
 
 def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
         illegal_reward: float | None = None, **rule_options: Any):
-    """The environment wrapped in PettingZoo's classic wrappers.
+    """The environment wrapped with the semantics of PettingZoo's classic wrappers.
 
     An illegal action terminates the episode with ``illegal_reward`` for the
-    offender (default: minus the bankroll), as in PettingZoo's classic games.
+    offender (default: minus the bankroll), as in PettingZoo's classic games;
+    an action outside the action space fails the bounds check; calls out of
+    order are refused. :class:`mauscheln_env.wrappers.ClassicWrapper` does what
+    ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
+    ``OrderEnforcingWrapper`` do, in one layer (it is an ``OrderEnforcingWrapper``).
     """
     if illegal_reward is not None and (isinstance(illegal_reward, (bool, np.bool_))
                                        or not isinstance(illegal_reward, (int, float, np.integer, np.floating))
@@ -147,10 +151,7 @@ def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode:
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
         illegal_reward = -float(e.game.scoring.unit(e.game))
-    illegal_reward = float(illegal_reward)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    return ClassicWrapper(e, illegal_reward=float(illegal_reward))
 
 
 class raw_env(AECEnv):

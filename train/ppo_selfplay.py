@@ -43,9 +43,7 @@ clip fraction) and ``eval/`` (duplicate evaluation against the baselines).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import io
 import json
 import math
 import os
@@ -67,9 +65,10 @@ from agents.learned import MAX_LAYERS, MAX_WIDTH, NetSpec, PolicyNet, masked_dis
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError, shown
 from mauscheln_env.files import atomic_write_text
-from mauscheln_env.ruleargs import RULE_SYNTAX, newline_after_ctrl_c, parse_rules, report, rule_config
+from mauscheln_env.ruleargs import RULE_SYNTAX, newline_after_ctrl_c, report, rule_config
 from mauscheln_env.vecenv import make_vector_env
 from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED
+from train.cli import KEY_VALUES, tyro_cli
 
 PROG = "mauscheln train"
 SYNTAX = (
@@ -78,20 +77,6 @@ SYNTAX = (
     "booleans are flags (--trump-first / --no-trump-first), None is written None, rule options are "
     f"--rule {RULE_SYNTAX}. Continue a stopped run with --resume RUN_DIR."
 )
-
-
-def _rules_from_cli(items: list[str]) -> dict[str, Any]:
-    try:
-        return parse_rules(items)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None  # tyro reports a ValueError as a bad value of the flag
-
-
-RULES_SPEC = tyro.constructors.PrimitiveConstructorSpec(
-    nargs="*", metavar="KEY=VALUE", instance_from_str=_rules_from_cli,
-    is_instance=lambda x: isinstance(x, dict), str_from_instance=lambda d: [f"{k}={v}" for k, v in d.items()],
-)
-"""``--rule knock=true stake=8`` -> ``{"knock": True, "stake": 8}`` (mauscheln_env.ruleargs.parse_rules)."""
 
 
 @dataclass
@@ -106,7 +91,7 @@ class Args:
     """Ruleset or preset file to train on (configs/rules/*.yaml); the batched backend supports mauscheln."""
     num_players: Annotated[int | None, tyro.conf.arg(aliases=("--players",))] = None
     """Seats at the table (default: the preset's, else 4)."""
-    rules: Annotated[dict[str, Any], RULES_SPEC, tyro.conf.arg(name="rule")] = field(default_factory=dict)
+    rules: Annotated[dict[str, Any], KEY_VALUES, tyro.conf.arg(name="rule")] = field(default_factory=dict)
     """Rule options as KEY=VALUE (YAML: rules: {knock: true}), e.g. --rule knock=true stake=8."""
     max_deals: int = 3
     """Settled deals per training session, so that the pot carried over is learned."""
@@ -204,15 +189,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     pre.add_argument("--config", default=None)
     known, _ = pre.parse_known_args(argv)
     base = load_config(known.config) if known.config else Args()
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            args = tyro.cli(Args, prog=PROG, description=_description(), args=_merge_flag(argv, "--rule"),
-                            default=base)
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            raise ConfigError(_one_line(err.getvalue()) or f"bad command line (exit {exc.code})") from None
-        raise
+    args = tyro_cli(Args, argv, prog=PROG, description=_description(), default=base)
     if args.resume:
         changed = [f.name for f in dataclasses.fields(Args) if f.name not in ("resume", "max_updates")
                    and getattr(args, f.name) != getattr(Args(), f.name)]
@@ -225,49 +202,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def _description() -> str:
     return "Masked PPO self-play for the Mauscheln family (train/ppo_selfplay.py). " + SYNTAX
-
-
-def _merge_flag(argv: list[str], flag: str) -> list[str]:
-    """``--rule a=1 --rule b=2`` -> ``--rule a=1 b=2`` (tyro keeps only the last of a repeated flag)."""
-    out, values, seen, i = [], [], False, 0
-    while i < len(argv):
-        if argv[i] == flag:
-            seen = True
-            i += 1
-            while i < len(argv) and not argv[i].startswith("--"):
-                values.append(argv[i])
-                i += 1
-            continue
-        out.append(argv[i])
-        i += 1
-    return out + ([flag, *values] if seen else [])
-
-
-def _one_line(text: str) -> str:
-    """tyro's boxed error as one line: its message, and the flag's syntax when it names one."""
-    blocks: list[list[str]] = [[]]
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("╭", "╰", "+")):  # the box's top (its title) and bottom, unicode or ascii
-            continue
-        line = line.strip("│|").strip()
-        if not line.strip("─-= "):  # a rule between sections
-            blocks.append([])
-        elif not line.startswith("For full helptext"):
-            blocks[-1].append(line)
-    blocks = [b for b in blocks if b]
-    boxed = text.lstrip().startswith(("╭", "+"))
-    if not boxed and len(blocks) > 1:  # without a terminal tyro draws no box: the title is the first section
-        blocks = blocks[1:]
-    if not blocks:
-        return ""
-    head = " ".join(" ".join(blocks[0]).split())
-    for block in blocks[1:]:
-        if block[0].startswith("Argument helptext") and len(block) > 1 and "allowed:" not in head:
-            usage = block[1]
-            hint = " (list values are separated by spaces)" if "[" in usage else ""
-            return f"{head}; allowed: {usage}{hint}"
-    return f"{head} (see {PROG} --help)"
 
 
 def load_config(path: str | Path, source: str = "training config") -> Args:
