@@ -1,0 +1,1 @@
+"""Adapters to other libraries' game and training interfaces (each imports its library on its own)."""
