@@ -126,6 +126,7 @@ def register_agent(name: str, factory: Callable[..., Agent], doc: str = "") -> N
 _ON_DEMAND = {
     "learned": ("agents.learned", "a trained policy network (needs torch; checkpoint= a path or a shipped name)"),
     "sb3": ("train.sb3_maskable", "a MaskablePPO model (needs sb3-contrib; model= path)"),
+    "openspiel": ("agents.openspiel", "an OpenSpiel bot: IS-MCTS with pimc's determinization (needs open-spiel)"),
 }
 """Agents whose modules have heavy dependencies: imported only when asked for by name."""
 
