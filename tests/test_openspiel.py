@@ -180,12 +180,30 @@ def test_reshuffle_is_a_chance_node():
     label = state._partial[0]
     assert label == "reshuffle"
     outcomes = state.chance_outcomes()
-    assert len(outcomes) >= 2
+    assert len(outcomes) == 15  # the discard pile: five cards from each seat, the drawing seat's own included
     assert state.action_to_string(pyspiel.PlayerId.CHANCE, outcomes[0][0]).startswith("reshuffle")
-    before = state.engine_state.phase
-    assert before is Phase.EXCHANGE  # the exchange waits for the reshuffle
-    random_play(state, np.random.default_rng(1), until=lambda s: not s.is_chance_node())
-    assert state.engine_state.phase is not Phase.EXCHANGE or state.current_player() != 2
+    assert state.engine_state.phase is Phase.EXCHANGE  # the last exchange waits for the reshuffle
+    sizes = []
+    while state.is_chance_node():
+        sizes.append(len(state.chance_outcomes()))
+        state.apply_action(state.chance_outcomes()[-1][0])
+    assert sizes == list(range(15, 1, -1))
+    assert state.engine_state.phase is Phase.PLAY
+    assert [len(state.seat_view(s)[2]["hand"]) for s in range(3)] == [5, 5, 5]
+
+
+def test_every_later_deal_is_dealt_by_chance_nodes():
+    game = load(ruleset="muschka", players=4, max_deals=3)
+    rng = np.random.default_rng(6)
+    state = game.new_initial_state()
+    deck_nodes = 0
+    while not state.is_terminal():
+        if state.is_chance_node() and state._partial[0] == "deck":
+            deck_nodes += 1
+        random_step(state, rng)
+    deals = len(state._past[0])  # one record per finished deal, throw-ins included
+    assert deals >= 3
+    assert deck_nodes == deals * (game.engine.num_cards - 1)
 
 
 def test_same_chance_outcomes_same_game():

@@ -323,20 +323,17 @@ def max_game_length(config: RuleConfig) -> int:
     ``H`` marks and ``done`` each, and ``H`` cards. A session has at most
     ``max_deals`` settled deals, each after fewer than ``max_throw_ins`` throw-ins.
     """
-    n, h = config.num_players, config.hand_size
+    n, h = config.num_players, config.hand_size  # PORT: hand_size is the ruleset's (RulesetSpec.hand_size)
     attempts = (config.options["max_deals"] + 1) * config.options["max_throw_ins"]
     return attempts * n * (3 * h + 11)
 
 
 # ---------------------------------------------------------------------- the game
 class _Shared:
-    """Static objects a state refers to; ``deepcopy`` (OpenSpiel's state clone) keeps the reference."""
+    """Static objects of a game that its states use (reached through ``state.get_game()``, never copied)."""
 
     def __init__(self, **items: Any) -> None:
         self.__dict__.update(items)
-
-    def __deepcopy__(self, memo: dict) -> _Shared:
-        return self
 
 
 def _game_type() -> pyspiel.GameType:
@@ -428,8 +425,8 @@ class MauschelnGame(pyspiel.Game):
         For search (bots, the eval adapter): its history and returns start at that
         state, so it cannot be serialized or resampled by replaying its history.
         """
-        if not isinstance(engine_state, State) or engine_state.n != self.num_players():
-            raise MauschelnError(f"state_from_engine needs an engine State of {self.num_players()} seats")
+        if not isinstance(engine_state, State):
+            raise MauschelnError(f"state_from_engine needs an engine State, got {type(engine_state).__name__}")
         state = MauschelnState(self)
         state._engine = self.engine.clone(engine_state)
         state._partial = None
