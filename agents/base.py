@@ -141,6 +141,7 @@ AGENTS: dict[str, str] = {
     "pimc": "agents.pimc:PIMCAgent",
     "learned": "agents.learned:LearnedAgent",
     "sb3": "agents.sb3:SB3Agent",
+    "openspiel": "agents.openspiel:OpenSpielAgent",
 }
 """The built-in agents by name: ``"module:Class"``, imported only when an agent of that name is built."""
 
@@ -151,6 +152,7 @@ AGENT_DOCS: dict[str, str] = {
     "pimc": "determinized search: sampled deals, exact search of the tricks",
     "learned": "a trained policy network (needs torch; checkpoint= a path, a run directory or a shipped policy)",
     "sb3": "a MaskablePPO model saved by train/sb3_maskable.py (needs sb3-contrib; model= path)",
+    "openspiel": "an OpenSpiel bot: IS-MCTS with pimc's determinization (needs open-spiel)",
 }
 
 _EXTRA: dict[str, tuple[Callable[..., Agent], str]] = {}

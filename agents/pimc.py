@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.base import Agent, Info, legal_ids, register_agent
+from agents.base import Agent, Info, legal_ids
 from agents.baselines import MAUSCHELN_ACTIONS, ExpertAgent
 from agents.knowledge import Knowledge, KnowledgeReader
 from agents.views import EnvView
@@ -249,6 +249,27 @@ class PIMCAgent(Agent):
         if len(chosen) > 1:  # an exchange plan: remember the rest of it
             self._plan = (k.hand | k.discards, chosen)
         return chosen[0]
+
+    @property
+    def determinizes(self) -> bool:
+        """Whether this table's rules are ones the search can determinize (see the module docstring)."""
+        return self._supported
+
+    def determinize(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> State:
+        """One engine state at this decision whose hidden cards are drawn from the agent's belief.
+
+        Consistent with everything the seat knows (its observation and info),
+        drawn with the agent's own generator: a one-deal session with the
+        table's chips and pot, replayed to the current decision. Raises
+        :class:`Inconsistent` when no consistent deal was found (draw again).
+        """
+        if self.game is None:
+            raise ValueError("pimc: call setup(game, seat) before determinize()")
+        if not self._supported:
+            raise ValueError(f"pimc cannot determinize ruleset {self.game.config.ruleset} with these options")
+        k = self._reader.read(observation, info, self.seat, action_mask)
+        state, _ = self._sample(k, self._structure(k))
+        return state
 
     def _verdict(self, values: list[list[float]], weights: list[float], base: int, final: bool) -> int | None:
         """Which option to play, or None to keep sampling.
@@ -697,5 +718,3 @@ class PIMCAgent(Agent):
             memo[key] = best
         return best
 
-
-register_agent("pimc", PIMCAgent, "determinized search: sampled deals, exact search of the tricks")

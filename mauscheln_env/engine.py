@@ -335,7 +335,12 @@ class State:
 
     @property
     def rng(self) -> Any:
+        """The session's chance source (see "Chance"); assigning it replaces the source for what follows."""
         return self.session.rng
+
+    @rng.setter
+    def rng(self, value: Any) -> None:
+        self.session.rng = value
 
     @property
     def n(self) -> int:

@@ -62,6 +62,10 @@ class OptionInfo:
     default: Any
     allowed: str
     doc: str
+    kind: type = object
+    """The type of a value (``int``, ``bool``, ``str``, ...)."""
+    nullable: bool = False
+    """None is allowed too."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,8 @@ class Options(Mapping):
 
     @classmethod
     def infos(cls) -> list[OptionInfo]:
-        return [OptionInfo(f.name, f.default, f.metadata["allowed"], f.metadata["doc"]) for f in dataclasses.fields(cls)]
+        return [OptionInfo(f.name, f.default, f.metadata["allowed"], f.metadata["doc"], *cls._type_of(f.name))
+                for f in dataclasses.fields(cls)]
 
     @classmethod
     def _type_of(cls, name: str) -> tuple[type, bool]:

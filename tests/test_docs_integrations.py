@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["docs/integrations.md", "docs/sb3.md"]
-NEEDS = {"ray": "ray", "torchrl": "torchrl", "tianshou": "tianshou", "sb3_contrib": "sb3_contrib"}
+NEEDS = {"ray": "ray", "torchrl": "torchrl", "tianshou": "tianshou", "sb3_contrib": "sb3_contrib", "pyspiel": "pyspiel",
+         "open_spiel": "open_spiel", "mauscheln_env.integrations.openspiel": "pyspiel"}
 
 
 def blocks(language: str, pages: list[str] = PAGES) -> list[tuple[str, int, str]]:
