@@ -218,8 +218,12 @@ def _defaults(factory: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _load_builtin() -> None:
-    """Import the modules that register the built-in agents (once)."""
-    if "random" in _REGISTRY:
+    """Import the modules that register the built-in agents (once).
+
+    Keyed on the last module's agent, not the first: a caller that imported
+    ``agents.baselines`` directly has registered ``random`` but not ``pimc``.
+    """
+    if "pimc" in _REGISTRY:
         return
     import agents.baselines  # noqa: F401  (registers random, beginner, expert)
     import agents.pimc  # noqa: F401  (registers pimc)
