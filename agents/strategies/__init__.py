@@ -12,9 +12,15 @@ from types import MappingProxyType
 
 from agents.strategies.common import Strategy
 from agents.strategies.mauscheln import MauschelnBeginner, MauschelnExpert
+from agents.strategies.mouche import MoucheBeginner, MoucheExpert
+from agents.strategies.mousel import MouselBeginner, MouselExpert
+from agents.strategies.muschka import MuschkaBeginner, MuschkaExpert
 
 STRATEGIES: Mapping[str, Mapping[str, type[Strategy]]] = MappingProxyType({
     "mauscheln": MappingProxyType({"beginner": MauschelnBeginner, "expert": MauschelnExpert}),
+    "mousel": MappingProxyType({"beginner": MouselBeginner, "expert": MouselExpert}),
+    "mouche": MappingProxyType({"beginner": MoucheBeginner, "expert": MoucheExpert}),
+    "muschka": MappingProxyType({"beginner": MuschkaBeginner, "expert": MuschkaExpert}),
 })
 """``STRATEGIES[ruleset][level]``: the strategy class of a level (``beginner``, ``expert``) in a ruleset."""
 

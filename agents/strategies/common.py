@@ -32,8 +32,8 @@ This module holds what every ruleset shares:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
-from typing import Any, ClassVar
+from functools import cached_property, lru_cache
+from typing import Any, ClassVar, Union
 
 import numpy as np
 
@@ -145,7 +145,21 @@ def next_mark(strategy: Strategy, k: Knowledge, legal: list[int], throw: list[in
     return strategy.weakest(k, cards)
 
 
+def play_high_or_low(strategy: Strategy, k: Knowledge, legal: list[int]) -> int:
+    """The beginners' card play: lead the strongest card; follow with the strongest card that wins the
+    trick, else the weakest card."""
+    win = strategy.winning_card(k)
+    if win is None:
+        return strategy.strongest(k, legal)
+    beats = strategy.tables(k).beats[win]
+    winners = [c for c in legal if beats >> c & 1]
+    if winners:
+        return strategy.strongest(k, winners)
+    return strategy.weakest(k, legal)
+
+
 # ---------------------------------------------------------------------- probability helpers
+@lru_cache(maxsize=65536)
 def miss_all(pool: int, bad: int, hand: int) -> float:
     """Chance that ``hand`` cards drawn at random from ``pool`` avoid ``bad`` given cards."""
     if bad <= 0 or hand <= 0:
@@ -154,7 +168,7 @@ def miss_all(pool: int, bad: int, hand: int) -> float:
         return 0.0
     p = 1.0
     for i in range(hand):
-        p *= (pool - bad - i) / (pool - i)
+        p *= max(0.0, pool - bad - i) / (pool - i)
     return p
 
 
@@ -171,11 +185,14 @@ def trick_distribution(probs: Sequence[float]) -> list[float]:
     return dist
 
 
-def expected(payoff: Callable[[int], float], base: int, probs: Sequence[float], draws: int = 0,
-             draw_p: float = 0.0) -> float:
-    """E[payoff(base + X)] where X counts successes of ``probs`` plus ``draws`` trials of ``draw_p``."""
-    dist = trick_distribution(list(probs) + [draw_p] * draws)
-    return sum(p * payoff(base + i) for i, p in enumerate(dist) if p)
+def expected(table: Sequence[float], base: int, probs: Sequence[float]) -> float:
+    """E[table[base + X]] where X counts the successes of independent trials ``probs``."""
+    dist = trick_distribution(probs)
+    return sum(p * table[base + i] for i, p in enumerate(dist))
+
+
+Opponents = Union[Sequence[int], float, None]
+"""Whom a card must beat: seats, a number of opponents not yet known, or (None) the other players."""
 
 
 class DealView:
@@ -191,6 +208,12 @@ class DealView:
         self.game = strategy.game
         self.t: TrumpTables = strategy.game.tables[k.trump_suit]
         self.me = k.seat
+        self._left: dict[int, int] = {}
+        self._pools: dict[int, int] = {}
+        self._beat: dict[tuple[int, int, int, int], float] = {}
+        self._lead: dict[tuple[int, Any], float] = {}
+        self._virtual: dict[tuple[int, int, int], float] = {}
+        self._draw: dict[Any, float] = {}
 
     # ------------------------------------------------------------------ seats
     @cached_property
@@ -221,17 +244,23 @@ class DealView:
         return self.game.num_tricks - self.k.tricks_done
 
     def hand_left(self, seat: int) -> int:
-        played = sum(1 for cards in self.k.trick_cards if cards[seat] is not None)
-        return self.game.hand_size - played
+        """Cards ``seat`` still holds (the hand size less the cards it played)."""
+        left = self._left.get(seat)
+        if left is None:
+            left = self._left[seat] = self.game.hand_size - sum(
+                1 for cards in self.k.trick_cards if cards[seat] is not None)
+        return left
 
     # ------------------------------------------------------------------ cards
     @cached_property
     def known(self) -> dict[int, int]:
-        """Cards known to lie in another seat's hand: the trump card a seat took and has not played."""
-        holder = self.k.trump_holder
-        if holder is None or holder == self.me or self.k.played >> self.k.trump_card & 1:
-            return {}
-        return {holder: 1 << self.k.trump_card}
+        """Cards known to lie in another seat's hand and not yet played (see ``TrickStrategy.known_cards``)."""
+        out = {}
+        for seat, mask in self.s.known_cards(self.k).items():
+            mask &= ~self.k.played
+            if seat != self.me and mask:
+                out[seat] = mask
+        return out
 
     @cached_property
     def unseen(self) -> int:
@@ -249,7 +278,10 @@ class DealView:
 
     def pool(self, seat: int) -> int:
         """Unseen cards that ``seat`` may hold."""
-        return self.unseen & ~self.excluded[seat]
+        pool = self._pools.get(seat)
+        if pool is None:
+            pool = self._pools[seat] = self.unseen & ~self.excluded[seat]
+        return pool
 
     # ------------------------------------------------------------------ chances
     def beat_chance(self, seat: int, win: int, led: int, first: int) -> float:
@@ -259,27 +291,40 @@ class DealView:
         Following the led suit when he can, else ruffing: he beats when he holds a higher card of the
         led suit, or none of that suit and a card that beats from outside it.
         """
+        key = (seat, win, led, first)
+        p = self._beat.get(key)
+        if p is None:
+            p = self._beat[key] = self._beat_chance(seat, win, led, first)
+        return p
+
+    def _beat_chance(self, seat: int, win: int, led: int, first: int) -> float:
         t = self.t
         beaters = self.s.beaters(t, win, first)
         led_mask = t.eff_suit_mask[led]
         known = self.known.get(seat, 0)
         if known & beaters:
             return 1.0
-        pool = self.pool(seat)
-        u = pool.bit_count()
         h = self.hand_left(seat) - known.bit_count()
         if h <= 0:
             return 0.0
+        return self._odds(self.pool(seat), h, beaters, led_mask, bool(known & led_mask), self.s.trump_weight)
+
+    def _odds(self, pool: int, hand: int, beaters: int, led_mask: int, follows: bool, weight: float) -> float:
+        """Chance that ``hand`` cards from ``pool`` beat: a higher card of the led suit, or (void in it,
+        unless ``follows``) a card that beats from outside it. A trump is ``weight`` times as likely as
+        another card to be in a hand that chose to play."""
+        trumps = self.t.trump_mask
         follow = pool & led_mask
-        up = (follow & beaters).bit_count()
-        p_follow = 1.0 - miss_all(u, up, h)
-        if known & led_mask:
-            return p_follow
-        void_beat = (pool & beaters & ~led_mask).bit_count()
-        if not void_beat:
-            return p_follow
-        p_void = miss_all(u, follow.bit_count(), h)
-        return p_follow + p_void * (1.0 - miss_all(u - follow.bit_count(), void_beat, h))
+        up = follow & beaters
+        out = pool & beaters & ~led_mask
+
+        def w(mask: int) -> float:
+            return mask.bit_count() + (weight - 1.0) * (mask & trumps).bit_count()
+
+        u = w(pool)
+        if follows:
+            return 1.0 - miss_all(round(u, 2), round(w(up), 2), hand)
+        return beat_odds(round(u, 2), hand, round(w(follow), 2), round(w(up), 2), round(w(out), 2))
 
     def win_chance(self, card: int) -> float:
         """Chance that ``card``, played now, wins the current trick (or the trick it leads)."""
@@ -303,14 +348,69 @@ class DealView:
                 return 0.0
         return p
 
-    def lead_chance(self, card: int, seats: Sequence[int] | None = None) -> float:
-        """Chance that ``card`` would win a trick it leads against ``seats`` (default: the other players)."""
+    def lead_chance(self, card: int, opp: Opponents = None) -> float:
+        """Chance that ``card`` would win a trick it leads.
+
+        ``opp``: the seats to beat (default: the other players), or a number of opponents not yet known,
+        each holding a full hand of the cards this seat has not seen (for bidding, before anyone played).
+        """
+        key = (card, opp if opp is None or isinstance(opp, (int, float)) else tuple(opp))
+        p = self._lead.get(key)
+        if p is not None:
+            return p
         t = self.t
         led = t.eff_suit[card]
-        p = 1.0
-        for s in (self.opponents if seats is None else seats):
-            p *= 1.0 - self.beat_chance(s, card, led, card)
+        if opp is None or not isinstance(opp, (int, float)):
+            p = 1.0
+            for s in (self.opponents if opp is None else opp):
+                p *= 1.0 - self.beat_chance(s, card, led, card)
+        else:
+            p = (1.0 - self.virtual_beat_chance(card, led, card)) ** opp
+        self._lead[key] = p
         return p
+
+    def virtual_beat_chance(self, win: int, led: int, first: int) -> float:
+        """:meth:`beat_chance` for an opponent not yet known: a hand of ``TrickStrategy.opponent_hand``
+        unseen cards, trumps weighted as in a hand that chose to play."""
+        key = (win, led, first)
+        p = self._virtual.get(key)
+        if p is None:
+            t = self.t
+            p = self._virtual[key] = self._odds(self.unseen, min(self.unseen.bit_count(), self.s.opponent_hand(self)),
+                                                self.s.beaters(t, win, first), t.eff_suit_mask[led], False,
+                                                self.s.trump_weight)
+        return p
+
+
+@lru_cache(maxsize=65536)
+def _draw_total(u: int, h: int, n_trumps: int, sides: tuple[int, ...], m: float, own_trumps: int, void: bool,
+                w: float, guard: float, ruff: float, power: float, side_discount: float) -> float:
+    """Sum over the unseen cards of their future chance if drawn (see ``TrickStrategy.draw_chance``)."""
+    total = 0.0
+    uw = round(u + (w - 1.0) * n_trumps, 2)
+    for j in range(n_trumps):
+        p = (1.0 - beat_odds(uw, h, round(n_trumps * w, 2), round(j * w, 2), 0)) ** m
+        if j and own_trumps >= j:
+            p += (1.0 - p) * guard
+        if p < 0.9 and void:
+            p += (1.0 - p) * ruff
+        total += min(1.0, p) ** power
+    out = round(n_trumps * w, 2)
+    for nf in sides:
+        for j in range(nf):
+            total += side_discount * min(1.0, (1.0 - beat_odds(uw, h, nf, j, out)) ** m) ** power
+    return total
+
+
+@lru_cache(maxsize=65536)
+def beat_odds(pool: int, hand: int, follow: int, up: int, void_beat: int) -> float:
+    """Chance that a hand of ``hand`` cards from ``pool`` unseen ones beats a card: it holds one of the
+    ``up`` higher cards among the ``follow`` cards of the led suit, or none of the led suit and one of the
+    ``void_beat`` cards that beat from outside it."""
+    p = 1.0 - miss_all(pool, up, hand)
+    if void_beat:
+        p += miss_all(pool, follow, hand) * (1.0 - miss_all(pool - follow, void_beat, hand))
+    return p
 
 
 class TrickStrategy(Strategy):
@@ -332,8 +432,21 @@ class TrickStrategy(Strategy):
     """Extra chance that a low trump makes a trick by ruffing a suit this seat is void in."""
     guard_value: ClassVar[float] = 0.35
     """Share of the beaten chance a trump regains when enough smaller trumps guard it."""
+    field_share: ClassVar[float] = 1.0
+    """Weight of the others' loss of the tricks this seat takes (the deals are scored against the field)."""
     deny_weight: ClassVar[float] = 0.5
     """Weight of an opponent's loss, against the field of n - 1 opponents."""
+    chance_power: ClassVar[float] = 1.3
+    """Calibration of the independent-trials model: a chance p of taking a trick later counts as p ** this.
+    The cards of one hand compete for the same few tricks against hands improved by their exchange, so
+    middling chances are worth less than they look (fitted on Mousel deals where everyone plays)."""
+    side_discount: ClassVar[float] = 1.0
+    """Factor on a side card's chance when a hand is valued before play (bidding, exchange)."""
+    opponent_extra: ClassVar[int] = 0
+    """Cards an opponent not yet known is counted with beyond his hand."""
+    trump_weight: ClassVar[float] = 1.5
+    """How much likelier a trump is than another unseen card to sit in the hand of a seat that plays: he
+    chose to play, and kept his trumps when he exchanged."""
 
     def __init__(self, game: Game, *, risk: float = 0.0) -> None:
         super().__init__(game)
@@ -341,8 +454,44 @@ class TrickStrategy(Strategy):
         self._ex_plays: tuple = ()
         self._ex_val: list[int] = []
         self._ex_suit = -1
+        self._plan: tuple[int, list[int], int] | None = None
+
+    def bind(self, seat: int) -> None:
+        super().bind(seat)
+        self._plan = None
+
+    def decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Any, legal: list[int]) -> int | None:
+        plan, self._plan = self._plan, None
+        if plan is not None and info.get("phase") == "exchange":
+            # The rest of an exchange planned at its first card: go on while the hand is as planned.
+            index = self.game.deck.index
+            hand = 0
+            for code in info["hand"]:
+                hand |= 1 << index[code]
+            if hand == plan[0]:
+                marks = [c for c in plan[1] if c in legal]
+                if marks:
+                    return self._mark_planned(hand, marks, plan[1], plan[2])
+                if self._ids["done"] in legal:
+                    return self._ids["done"]
+        return super().decide(observation, action_mask, info, legal)
+
+    def _mark_planned(self, hand: int, marks: list[int], throw: list[int], suit: int) -> int:
+        card = min(marks, key=lambda c: (self._power[suit][c], c))
+        self._plan = (hand & ~(1 << card), [c for c in throw if c != card], suit)
+        return card
+
+    def mark(self, k: Knowledge, legal: list[int], throw: list[int]) -> int:
+        """One step of the exchange that throws ``throw`` (see :func:`next_mark`); the rest is remembered."""
+        marks = [c for c in throw if c in legal]
+        if marks:
+            return self._mark_planned(k.hand, marks, throw, k.trump_suit)
+        return next_mark(self, k, legal, throw)
 
     # ------------------------------------------------------------------ hooks
+    def opponent_hand(self, v: DealView) -> int:
+        return self.game.hand_size + self.opponent_extra
+
     def view(self, k: Knowledge) -> DealView:
         return DealView(self, k)
 
@@ -359,6 +508,12 @@ class TrickStrategy(Strategy):
     def payoff(self, k: Knowledge, seat: int, tricks: int) -> float:
         """What ``seat`` gets for ending the deal with ``tricks`` tricks (chips, or points down)."""
         raise NotImplementedError
+
+    def known_cards(self, k: Knowledge) -> dict[int, int]:
+        """Cards every seat knows the place of, by holder: the trump card a seat took into his hand."""
+        if k.trump_holder is None:
+            return {}
+        return {k.trump_holder: 1 << k.trump_card}
 
     def public_out_of_play(self, k: Knowledge) -> int:
         """Cards every seat knows are in no hand: the trump card while it lies face up and nobody holds it."""
@@ -441,60 +596,81 @@ class TrickStrategy(Strategy):
         return out
 
     # ------------------------------------------------------------------ valuing cards
-    def future_chance(self, v: DealView, card: int, hand: int, seats: Sequence[int] | None = None) -> float:
+    def future_chance(self, v: DealView, card: int, hand: int, opp: Opponents = None) -> float:
         """Chance that ``card``, kept in ``hand``, takes a trick later: as a lead now, a guarded trump
         regaining part of what the higher trumps take, and a low trump the chance of a ruff."""
-        p = v.lead_chance(card, seats)
+        p = v.lead_chance(card, opp)
         t = v.t
         if t.trump_mask >> card & 1:
             higher = (t.beats[card] & v.unseen).bit_count()
             lower = (hand & t.trump_mask & ~t.beats[card] & ~(1 << card)).bit_count()
             if higher and lower >= higher:
                 p += (1.0 - p) * self.guard_value
-            if p < 0.9 and self._has_void(v, hand):
+            if p < 0.9 and (v.k.phase != "play" or self._has_void(v, hand)):
                 p += (1.0 - p) * self.ruff_value
-        return min(1.0, p)
+        return min(1.0, p) ** self.chance_power
 
     def _has_void(self, v: DealView, hand: int) -> bool:
         t = v.t
         side = [s for s in range(4) if s != t.trump_suit]
         return any(not (hand & t.eff_suit_mask[s]) and (v.unseen & t.eff_suit_mask[s]) for s in side)
 
-    def hand_chances(self, v: DealView, hand: int, seats: Sequence[int] | None = None) -> dict[int, float]:
-        return {c: self.future_chance(v, c, hand, seats) for c in iter_bits(hand)}
+    def hand_chances(self, v: DealView, hand: int, opp: Opponents = None) -> dict[int, float]:
+        """Future chances of the cards of ``hand`` before play, a side card discounted by
+        ``side_discount`` (the seats that play come with few side cards and ruff them)."""
+        trumps = v.t.trump_mask
+        return {c: self.future_chance(v, c, hand, opp) * (1.0 if trumps >> c & 1 else self.side_discount)
+                for c in iter_bits(hand)}
 
-    def draw_chance(self, v: DealView, keep: int, seats: Sequence[int] | None = None) -> float:
-        """Average future chance of a card drawn blind from the cards this seat has not seen."""
-        pool = v.unseen
-        if not pool:
-            return 0.0
-        total = 0.0
-        count = 0
-        for c in iter_bits(pool):
-            total += self.future_chance(v, c, keep | (1 << c), seats)
-            count += 1
-        return total / count
+    def draw_chance(self, v: DealView, opp: Opponents = None) -> float:
+        """Average future chance of a card drawn blind from the cards this seat has not seen.
+
+        Counted by suit from the ranks still unseen: the j-th best unseen card of a suit has j unseen
+        cards above it; a trump also gains what guarding and ruffing give it in this seat's hand.
+        """
+        key = opp if opp is None or isinstance(opp, (int, float)) else tuple(opp)
+        cached = v._draw.get(key)
+        if cached is not None:
+            return cached
+        m = len(v.opponents) if opp is None else (opp if isinstance(opp, (int, float)) else len(opp))
+        t = v.t
+        unseen = v.unseen
+        u = unseen.bit_count()
+        sides = tuple(sorted((unseen & t.eff_suit_mask[s]).bit_count() for s in range(4) if s != t.trump_suit))
+        total = _draw_total(u, min(u, self.opponent_hand(v)), (unseen & t.trump_mask).bit_count(), sides, m,
+                            (v.k.hand & t.trump_mask).bit_count(), v.k.phase != "play" or self._has_void(v, v.k.hand),
+                            self.trump_weight, self.guard_value, self.ruff_value, self.chance_power, self.side_discount)
+        v._draw[key] = out = total / u if u else 0.0
+        return out
 
     # ------------------------------------------------------------------ play
     def choose_card(self, k: Knowledge, legal: list[int], v: DealView | None = None) -> int:
         v = self.view(k) if v is None else v
         cards = [c for c in legal if c < self.game.num_cards]
         won = k.tricks_won[k.seat]
-        pay = lambda x: self.payoff(k, k.seat, x)  # noqa: E731
+        table = self.payoff_table(k, k.seat)
         deny = self.deny_value(k, v)
         best = None
         for c in cards:
             rest = k.hand & ~(1 << c)
-            fs = [self.future_chance(v, x, rest) for x in iter_bits(rest)]
-            fs = self._cap(fs, v.tricks_left - 1)
+            fs = self._cap([self.future_chance(v, x, rest) for x in iter_bits(rest)], v.tricks_left - 1)
+            dist = trick_distribution(fs)
+            lose_ev = sum(q * table[won + i] for i, q in enumerate(dist))
+            win_ev = sum(q * table[won + 1 + i] for i, q in enumerate(dist))
             p = v.win_chance(c)
-            win_ev = expected(pay, won + 1, fs)
-            lose_ev = expected(pay, won, fs)
             ev = p * (win_ev + deny) + (1.0 - p) * lose_ev
             key = (round(ev, 9), -self.power(k, c), -c)
             if best is None or key > best[0]:
                 best = (key, c)
         return best[1]
+
+    def payoff_table(self, k: Knowledge, seat: int, **kw: Any) -> list[float]:
+        """What ending with t tricks is worth to ``seat`` against the field, for every t: its payoff
+        (keyword arguments pass through) plus, per trick, ``field_share`` of the trick's usual worth
+        spread over the other live seats — a trick this seat takes is one none of them takes."""
+        others = max(1, sum(k.live) - 1)
+        share = self.field_share * self.trick_unit(k) / others
+        return [self.payoff(k, seat, t, **kw) + share * t for t in range(self.game.num_tricks + 1)]
 
     @staticmethod
     def _cap(fs: list[float], slots: int) -> list[float]:
@@ -524,26 +700,38 @@ class TrickStrategy(Strategy):
         return 1.0
 
     # ------------------------------------------------------------------ exchange
-    def exchange_plan(self, v: DealView, hand: int, draws_done: int, limit: int, payoff: Callable[[int], float],
-                      seats: Sequence[int] | None = None, keep_always: int = 0) -> tuple[list[int], float]:
-        """The cards to throw (weakest first) and the expected payoff of the hand after the draw.
+    def exchange_plan(self, v: DealView, hand: int, table: Sequence[float], *, limit: int,
+                      opp: Opponents = None, draws_done: int = 0, min_throw: int = 0, extra: int = 0,
+                      draw_offset: int = 0, slots: int | None = None) -> tuple[list[int], float]:
+        """The cards of ``hand`` to throw (weakest first) and the expected payoff after the draw.
 
-        Throws the k weakest cards (by future chance) for the k in 0..limit that pays best, each card
-        drawn blind worth the average chance of an unseen card.
+        ``table[t]`` is what ending with t tricks pays. Throws the k cards with the least future chance,
+        for the k in ``min_throw .. limit`` that pays best; each card drawn blind is worth the average
+        chance of an unseen card. ``draws_done``: cards already thrown in this exchange; ``extra``: cards
+        that join the hand whatever is thrown (a trump card taken); ``draw_offset``: draws fewer than
+        cards thrown (the knocker's trump card replaces one); ``slots``: the hand keeps only its best
+        ``slots`` cards (a final discard follows).
         """
-        chances = self.hand_chances(v, hand, seats)
-        order = sorted(chances, key=lambda c: (chances[c], c))
-        order = [c for c in order if not keep_always >> c & 1]
-        best = None
-        for n_throw in range(0, min(limit, len(order)) + 1):
+        full = hand | extra
+        chances = self.hand_chances(v, full, opp)
+        order = sorted((c for c in iter_bits(hand)), key=lambda c: (chances[c], c))
+        fixed = [chances[c] for c in iter_bits(extra)]
+        best: tuple[list[int], float] | None = None
+        dp = None
+        for n_throw in range(min_throw, min(limit, len(order)) + 1):
             throw = order[:n_throw]
-            keep = hand & ~sum(1 << c for c in throw)
-            draws = draws_done + n_throw
-            dp = self.draw_chance(v, keep, seats) if draws else 0.0
-            fs = [chances[c] for c in iter_bits(keep)]
-            ev = expected(payoff, 0, fs, draws, dp)
+            keep = order[n_throw:]
+            draws = max(0, draws_done + n_throw - draw_offset)
+            if draws and dp is None:
+                dp = self.draw_chance(v, opp)
+            fs = [chances[c] for c in keep] + fixed + [dp] * draws
+            if slots is not None:
+                fs = self._cap(fs, slots)
+            ev = expected(table, 0, fs)
             if best is None or ev > best[1] + 1e-9:
                 best = (throw, ev)
+        if best is None:
+            return [], expected(table, 0, self._cap([chances[c] for c in iter_bits(full)], self.game.num_tricks))
         return best
 
 
