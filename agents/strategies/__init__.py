@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from agents.strategies.classic import ClassicBeginner, ClassicExpert
 from agents.strategies.common import Strategy
 from agents.strategies.mauscheln import MauschelnBeginner, MauschelnExpert
 from agents.strategies.mouche import MoucheBeginner, MoucheExpert
@@ -18,6 +19,7 @@ from agents.strategies.muschka import MuschkaBeginner, MuschkaExpert
 
 STRATEGIES: Mapping[str, Mapping[str, type[Strategy]]] = MappingProxyType({
     "mauscheln": MappingProxyType({"beginner": MauschelnBeginner, "expert": MauschelnExpert}),
+    "mauscheln_classic": MappingProxyType({"beginner": ClassicBeginner, "expert": ClassicExpert}),
     "mousel": MappingProxyType({"beginner": MouselBeginner, "expert": MouselExpert}),
     "mouche": MappingProxyType({"beginner": MoucheBeginner, "expert": MoucheExpert}),
     "muschka": MappingProxyType({"beginner": MuschkaBeginner, "expert": MuschkaExpert}),

@@ -191,8 +191,21 @@ def expected(table: Sequence[float], base: int, probs: Sequence[float]) -> float
     return sum(p * table[base + i] for i, p in enumerate(dist))
 
 
-Opponents = Union[Sequence[int], float, None]
-"""Whom a card must beat: seats, a number of opponents not yet known, or (None) the other players."""
+Opponents = Union[Sequence[int], float, tuple[Sequence[int], float], None]
+"""Whom a card must beat: seats, a number of opponents not yet known, both (``(seats, number)``), or
+(None) the other players."""
+
+
+def split_opponents(opp: Opponents, default: Sequence[int]) -> tuple[tuple[int, ...], float]:
+    """``opp`` as (known seats, number of opponents not yet known)."""
+    if opp is None:
+        return tuple(default), 0.0
+    if isinstance(opp, (int, float)):
+        return (), float(opp)
+    if isinstance(opp, tuple) and len(opp) == 2 and isinstance(opp[1], (int, float)) \
+            and not isinstance(opp[0], (int, float)):
+        return tuple(opp[0]), float(opp[1])
+    return tuple(opp), 0.0
 
 
 class DealView:
@@ -307,7 +320,12 @@ class DealView:
         h = self.hand_left(seat) - known.bit_count()
         if h <= 0:
             return 0.0
-        return self._odds(self.pool(seat), h, beaters, led_mask, bool(known & led_mask), self.s.trump_weight)
+        pool = self.pool(seat)
+        q = self._odds(pool, h, beaters, led_mask, bool(known & led_mask), self.s.seat_weight(self.k, seat))
+        likely = self.s.likely_card(self, seat)
+        if likely is not None and pool >> likely[0] & 1 and beaters >> likely[0] & 1:
+            q = likely[1] + (1.0 - likely[1]) * q
+        return q
 
     def _odds(self, pool: int, hand: int, beaters: int, led_mask: int, follows: bool, weight: float) -> float:
         """Chance that ``hand`` cards from ``pool`` beat: a higher card of the led suit, or (void in it,
@@ -351,21 +369,20 @@ class DealView:
     def lead_chance(self, card: int, opp: Opponents = None) -> float:
         """Chance that ``card`` would win a trick it leads.
 
-        ``opp``: the seats to beat (default: the other players), or a number of opponents not yet known,
-        each holding a full hand of the cards this seat has not seen (for bidding, before anyone played).
+        ``opp``: whom it must beat (see :data:`Opponents`); an opponent not yet known holds a full hand
+        of the cards this seat has not seen (for bidding, before anyone played).
         """
-        key = (card, opp if opp is None or isinstance(opp, (int, float)) else tuple(opp))
+        seats, extra = split_opponents(opp, self.opponents)
+        key = (card, seats, extra)
         p = self._lead.get(key)
         if p is not None:
             return p
-        t = self.t
-        led = t.eff_suit[card]
-        if opp is None or not isinstance(opp, (int, float)):
-            p = 1.0
-            for s in (self.opponents if opp is None else opp):
-                p *= 1.0 - self.beat_chance(s, card, led, card)
-        else:
-            p = (1.0 - self.virtual_beat_chance(card, led, card)) ** opp
+        led = self.t.eff_suit[card]
+        p = 1.0
+        for s in seats:
+            p *= 1.0 - self.beat_chance(s, card, led, card)
+        if extra:
+            p *= (1.0 - self.virtual_beat_chance(card, led, card)) ** extra
         self._lead[key] = p
         return p
 
@@ -384,8 +401,9 @@ class DealView:
 
 @lru_cache(maxsize=65536)
 def _draw_total(u: int, h: int, n_trumps: int, sides: tuple[int, ...], m: float, own_trumps: int, void: bool,
-                w: float, guard: float, ruff: float, power: float, side_discount: float) -> float:
-    """Sum over the unseen cards of their future chance if drawn (see ``TrickStrategy.draw_chance``)."""
+                w: float, guard: float, ruff: float, power: float, side_discount: float) -> tuple[float, float]:
+    """Sums over the unseen trumps and the unseen side cards of their future chance if drawn (see
+    ``TrickStrategy.draw_chance``)."""
     total = 0.0
     uw = round(u + (w - 1.0) * n_trumps, 2)
     for j in range(n_trumps):
@@ -396,10 +414,11 @@ def _draw_total(u: int, h: int, n_trumps: int, sides: tuple[int, ...], m: float,
             p += (1.0 - p) * ruff
         total += min(1.0, p) ** power
     out = round(n_trumps * w, 2)
+    side = 0.0
     for nf in sides:
         for j in range(nf):
-            total += side_discount * min(1.0, (1.0 - beat_odds(uw, h, nf, j, out)) ** m) ** power
-    return total
+            side += side_discount * min(1.0, (1.0 - beat_odds(uw, h, nf, j, out)) ** m) ** power
+    return total, side
 
 
 @lru_cache(maxsize=65536)
@@ -440,6 +459,12 @@ class TrickStrategy(Strategy):
     """Calibration of the independent-trials model: a chance p of taking a trick later counts as p ** this.
     The cards of one hand compete for the same few tricks against hands improved by their exchange, so
     middling chances are worth less than they look (fitted on Mousel deals where everyone plays)."""
+    knock_draws_trump_card: ClassVar[bool] = True
+    """A knocking dealer's exchange count includes the trump card he takes (the modern knock, §2.2)."""
+    stock_weight: ClassVar[float] = 1.3
+    """How much likelier an unseen trump is in some hand than in the stock (what a blind draw finds)."""
+    reshuffle_value: ClassVar[float] = 0.35
+    """Worth of a card drawn from the reshuffled discards, against one from the stock."""
     side_discount: ClassVar[float] = 1.0
     """Factor on a side card's chance when a hand is valued before play (bidding, exchange)."""
     opponent_extra: ClassVar[int] = 0
@@ -508,6 +533,14 @@ class TrickStrategy(Strategy):
     def payoff(self, k: Knowledge, seat: int, tricks: int) -> float:
         """What ``seat`` gets for ending the deal with ``tricks`` tricks (chips, or points down)."""
         raise NotImplementedError
+
+    def seat_weight(self, k: Knowledge, seat: int) -> float:
+        """How much likelier a trump is than another unseen card in ``seat``'s hand (see ``trump_weight``)."""
+        return self.trump_weight
+
+    def likely_card(self, v: DealView, seat: int) -> tuple[int, float] | None:
+        """A card ``seat``'s bidding says it probably holds, with that probability (None: no such card)."""
+        return None
 
     def known_cards(self, k: Knowledge) -> dict[int, int]:
         """Cards every seat knows the place of, by holder: the trump card a seat took into his hand."""
@@ -628,18 +661,29 @@ class TrickStrategy(Strategy):
         Counted by suit from the ranks still unseen: the j-th best unseen card of a suit has j unseen
         cards above it; a trump also gains what guarding and ruffing give it in this seat's hand.
         """
-        key = opp if opp is None or isinstance(opp, (int, float)) else tuple(opp)
+        seats, extra = split_opponents(opp, v.opponents)
+        m = len(seats) + extra
+        key = m
         cached = v._draw.get(key)
         if cached is not None:
             return cached
-        m = len(v.opponents) if opp is None else (opp if isinstance(opp, (int, float)) else len(opp))
         t = v.t
         unseen = v.unseen
         u = unseen.bit_count()
+        n_trumps = (unseen & t.trump_mask).bit_count()
+        # The stock is what the hands left: a trump is likelier in a hand (weight stock_weight) than there.
+        held = max(0, u - self.stock_left(v.k))
+        heavy = u + (self.stock_weight - 1.0) * n_trumps
+        in_stock_trump = max(0.0, 1.0 - held * self.stock_weight / heavy) if heavy else 0.0
+        in_stock_side = max(0.0, 1.0 - held / heavy) if heavy else 0.0
         sides = tuple(sorted((unseen & t.eff_suit_mask[s]).bit_count() for s in range(4) if s != t.trump_suit))
-        total = _draw_total(u, min(u, self.opponent_hand(v)), (unseen & t.trump_mask).bit_count(), sides, m,
-                            (v.k.hand & t.trump_mask).bit_count(), v.k.phase != "play" or self._has_void(v, v.k.hand),
-                            self.trump_weight, self.guard_value, self.ruff_value, self.chance_power, self.side_discount)
+        trump_sum, side_sum = _draw_total(u, min(u, self.opponent_hand(v)), n_trumps, sides, m,
+                                          (v.k.hand & t.trump_mask).bit_count(),
+                                          v.k.phase != "play" or self._has_void(v, v.k.hand), self.trump_weight,
+                                          self.guard_value, self.ruff_value, self.chance_power, self.side_discount)
+        weight = n_trumps * in_stock_trump + (u - n_trumps) * in_stock_side
+        total = trump_sum * in_stock_trump + side_sum * in_stock_side
+        u = weight
         v._draw[key] = out = total / u if u else 0.0
         return out
 
@@ -699,10 +743,20 @@ class TrickStrategy(Strategy):
         """What one trick pays in the usual case (the pot share)."""
         return 1.0
 
+    def stock_left(self, k: Knowledge) -> int:
+        """Cards never seen that the stock still holds: the deal's stock less every card drawn so far
+        (exchange counts are public; a knocking dealer's trump card comes from beside the stock)."""
+        dealt = sum(k.live) * self.game.hand_size + 1
+        drawn = sum(x for x in k.exchanged if x is not None)
+        if self.knock_draws_trump_card and k.knocked and k.trump_holder is not None and k.exchanged[k.dealer]:
+            drawn -= 1
+        return max(0, self.game.num_cards - dealt - drawn)
+
     # ------------------------------------------------------------------ exchange
     def exchange_plan(self, v: DealView, hand: int, table: Sequence[float], *, limit: int,
                       opp: Opponents = None, draws_done: int = 0, min_throw: int = 0, extra: int = 0,
-                      draw_offset: int = 0, slots: int | None = None) -> tuple[list[int], float]:
+                      draw_offset: int = 0, slots: int | None = None, fresh: int | None = None
+                      ) -> tuple[list[int], float]:
         """The cards of ``hand`` to throw (weakest first) and the expected payoff after the draw.
 
         ``table[t]`` is what ending with t tricks pays. Throws the k cards with the least future chance,
@@ -710,7 +764,8 @@ class TrickStrategy(Strategy):
         chance of an unseen card. ``draws_done``: cards already thrown in this exchange; ``extra``: cards
         that join the hand whatever is thrown (a trump card taken); ``draw_offset``: draws fewer than
         cards thrown (the knocker's trump card replaces one); ``slots``: the hand keeps only its best
-        ``slots`` cards (a final discard follows).
+        ``slots`` cards (a final discard follows); ``fresh``: draws the stock still holds — the rest
+        come from the reshuffled discards, the cards others threw, worth ``reshuffle_value`` of a draw.
         """
         full = hand | extra
         chances = self.hand_chances(v, full, opp)
@@ -724,7 +779,10 @@ class TrickStrategy(Strategy):
             draws = max(0, draws_done + n_throw - draw_offset)
             if draws and dp is None:
                 dp = self.draw_chance(v, opp)
-            fs = [chances[c] for c in keep] + fixed + [dp] * draws
+            fresh_draws = draws if fresh is None else min(draws, max(0, fresh))
+            fs = [chances[c] for c in keep] + fixed + [dp] * fresh_draws
+            if draws > fresh_draws:
+                fs += [dp * self.reshuffle_value] * (draws - fresh_draws)
             if slots is not None:
                 fs = self._cap(fs, slots)
             ev = expected(table, 0, fs)

@@ -215,6 +215,7 @@ class MoucheExpert(DecideExpert):
     ruff_value = 0.3  # a void seat must ruff when it can beat (profile F)
     side_discount = 0.7  # a side king falls to a ruff more often than it wins
     chance_power = 1.1
+    stock_weight = 1.0  # a big stock: what a blind draw finds is much like any unseen card
 
     def payoff(self, k: Knowledge, seat: int, tricks: int) -> float:
         """A fifth of the pot per trick; no trick makes the mouche: the pot (or Méry's cap) is paid

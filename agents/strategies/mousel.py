@@ -174,14 +174,9 @@ class MouselExpert(TrickStrategy):
                                           draws_done=marked, min_throw=0 if marked else 1,
                                           extra=1 << k.trump_card, draw_offset=1)
         else:
-            limit = max(0, min(self.game.exchange_limit, self._stock_left(k)) - marked)
+            limit = max(0, min(self.game.exchange_limit, self.stock_left(k)) - marked)
             throw, _ = self.exchange_plan(v, k.hand, table, limit=limit, opp=opp, draws_done=marked)
         return self.mark(k, legal, throw)
-
-    def _stock_left(self, k: Knowledge) -> int:
-        dealt = sum(k.live) * self.game.hand_size + 1
-        drawn = sum(x for s, x in enumerate(k.exchanged) if x is not None and s != k.seat)
-        return self.game.num_cards - dealt - drawn
 
     def _on_play(self, k: Knowledge, legal: list[int]) -> int:
         return self.choose_card(k, legal)

@@ -66,6 +66,7 @@ class MuschkaExpert(DecideExpert):
     ruff_value = 0.35  # a void seat must trump (profile R)
     side_discount = 0.7
     chance_power = 1.0
+    stock_weight = 1.0  # a big stock: what a blind draw finds is much like any unseen card
 
     def __init__(self, game, *, risk: float = 0.0) -> None:
         super().__init__(game, risk=risk)
