@@ -271,8 +271,7 @@ class ClassicExpert(TrickStrategy):
         if _final_discard(legal, done):
             # 4d or the forced knock: exactly one card goes, the trump card comes.
             cards = [c for c in legal if c < self.game.num_cards]
-            chances = self.hand_chances(v, k.hand | 1 << k.trump_card, float(max(1, len(v.opponents))))
-            return min(cards, key=lambda c: (chances[c], c))
+            return self.card_to_give(v, k.hand | 1 << k.trump_card, cards, float(max(1, len(v.opponents))))
         knocker = bool(k.knocked) and k.seat == k.dealer and k.exchanged[k.seat] is None
         hand = k.hand | (1 << k.trump_card if knocker else 0)  # 4b: the knocked card will join
         return self.mark(k, legal, self.discard_plan(k, v, hand))

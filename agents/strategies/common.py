@@ -227,6 +227,8 @@ class DealView:
         self._lead: dict[tuple[int, Any], float] = {}
         self._virtual: dict[tuple[int, int, int], float] = {}
         self._draw: dict[Any, float] = {}
+        self._voids: dict[int, bool] = {}
+        self._facts: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ seats
     @cached_property
@@ -310,19 +312,25 @@ class DealView:
             p = self._beat[key] = self._beat_chance(seat, win, led, first)
         return p
 
+    def _seat_facts(self, seat: int) -> tuple[int, int, int, float, tuple[int, float] | None]:
+        """(known cards, unknown cards in hand, pool, trump weight, likely card) of ``seat``, once per view."""
+        facts = self._facts.get(seat)
+        if facts is None:
+            known = self.known.get(seat, 0)
+            facts = self._facts[seat] = (known, self.hand_left(seat) - known.bit_count(), self.pool(seat),
+                                         self.s.seat_weight(self.k, seat), self.s.likely_card(self, seat))
+        return facts
+
     def _beat_chance(self, seat: int, win: int, led: int, first: int) -> float:
         t = self.t
         beaters = self.s.beaters(t, win, first)
-        led_mask = t.eff_suit_mask[led]
-        known = self.known.get(seat, 0)
+        known, h, pool, weight, likely = self._seat_facts(seat)
         if known & beaters:
             return 1.0
-        h = self.hand_left(seat) - known.bit_count()
         if h <= 0:
             return 0.0
-        pool = self.pool(seat)
-        q = self._odds(pool, h, beaters, led_mask, bool(known & led_mask), self.s.seat_weight(self.k, seat))
-        likely = self.s.likely_card(self, seat)
+        led_mask = t.eff_suit_mask[led]
+        q = self._odds(pool, h, beaters, led_mask, bool(known & led_mask), weight)
         if likely is not None and pool >> likely[0] & 1 and beaters >> likely[0] & 1:
             q = likely[1] + (1.0 - likely[1]) * q
         return q
@@ -332,17 +340,16 @@ class DealView:
         unless ``follows``) a card that beats from outside it. A trump is ``weight`` times as likely as
         another card to be in a hand that chose to play."""
         trumps = self.t.trump_mask
+        extra = weight - 1.0
         follow = pool & led_mask
         up = follow & beaters
         out = pool & beaters & ~led_mask
-
-        def w(mask: int) -> float:
-            return mask.bit_count() + (weight - 1.0) * (mask & trumps).bit_count()
-
-        u = w(pool)
+        u = pool.bit_count() + extra * (pool & trumps).bit_count()
+        w_up = up.bit_count() + extra * (up & trumps).bit_count()
         if follows:
-            return 1.0 - miss_all(round(u, 2), round(w(up), 2), hand)
-        return beat_odds(round(u, 2), hand, round(w(follow), 2), round(w(up), 2), round(w(out), 2))
+            return 1.0 - miss_all(u, w_up, hand)
+        return beat_odds(u, hand, follow.bit_count() + extra * (follow & trumps).bit_count(), w_up,
+                         out.bit_count() + extra * (out & trumps).bit_count())
 
     def win_chance(self, card: int) -> float:
         """Chance that ``card``, played now, wins the current trick (or the trick it leads)."""
@@ -372,6 +379,11 @@ class DealView:
         ``opp``: whom it must beat (see :data:`Opponents`); an opponent not yet known holds a full hand
         of the cards this seat has not seen (for bidding, before anyone played).
         """
+        if opp is None:
+            p = self._lead.get(card)
+            if p is None:
+                p = self._lead[card] = self.lead_chance(card, (self.opponents, 0.0))
+            return p
         seats, extra = split_opponents(opp, self.opponents)
         key = (card, seats, extra)
         p = self._lead.get(key)
@@ -405,15 +417,15 @@ def _draw_total(u: int, h: int, n_trumps: int, sides: tuple[int, ...], m: float,
     """Sums over the unseen trumps and the unseen side cards of their future chance if drawn (see
     ``TrickStrategy.draw_chance``)."""
     total = 0.0
-    uw = round(u + (w - 1.0) * n_trumps, 2)
+    uw = u + (w - 1.0) * n_trumps
     for j in range(n_trumps):
-        p = (1.0 - beat_odds(uw, h, round(n_trumps * w, 2), round(j * w, 2), 0)) ** m
+        p = (1.0 - beat_odds(uw, h, n_trumps * w, j * w, 0)) ** m
         if j and own_trumps >= j:
             p += (1.0 - p) * guard
         if p < 0.9 and void:
             p += (1.0 - p) * ruff
         total += min(1.0, p) ** power
-    out = round(n_trumps * w, 2)
+    out = n_trumps * w
     side = 0.0
     for nf in sides:
         for j in range(nf):
@@ -465,6 +477,8 @@ class TrickStrategy(Strategy):
     """How much likelier an unseen trump is in some hand than in the stock (what a blind draw finds)."""
     reshuffle_value: ClassVar[float] = 0.35
     """Worth of a card drawn from the reshuffled discards, against one from the stock."""
+    void_bonus: ClassVar[float] = 0.05
+    """Chance a side card is worth less when it is the last of its suit in hand (giving it makes a void)."""
     side_discount: ClassVar[float] = 1.0
     """Factor on a side card's chance when a hand is valued before play (bidding, exchange)."""
     opponent_extra: ClassVar[int] = 0
@@ -636,17 +650,33 @@ class TrickStrategy(Strategy):
         t = v.t
         if t.trump_mask >> card & 1:
             higher = (t.beats[card] & v.unseen).bit_count()
-            lower = (hand & t.trump_mask & ~t.beats[card] & ~(1 << card)).bit_count()
-            if higher and lower >= higher:
+            if higher and (hand & t.trump_mask & ~t.beats[card] & ~(1 << card)).bit_count() >= higher:
                 p += (1.0 - p) * self.guard_value
             if p < 0.9 and (v.k.phase != "play" or self._has_void(v, hand)):
                 p += (1.0 - p) * self.ruff_value
         return min(1.0, p) ** self.chance_power
 
     def _has_void(self, v: DealView, hand: int) -> bool:
+        """Whether ``hand`` lacks a side suit that others may still lead (so a trump can ruff it)."""
+        voids = v._voids
+        out = voids.get(hand)
+        if out is None:
+            t = v.t
+            masks, unseen = t.eff_suit_mask, v.unseen
+            out = voids[hand] = any(not (hand & masks[s]) and unseen & masks[s] for s in range(4) if s != t.trump_suit)
+        return out
+
+    def card_to_give(self, v: DealView, hand: int, cards: Sequence[int], opp: Opponents = None) -> int:
+        """Of ``cards`` (in ``hand``), the one to give up: the least future chance, a side card that is the
+        last of its suit a little sooner (the void lets the trumps ruff)."""
+        chances = self.hand_chances(v, hand, opp)
         t = v.t
-        side = [s for s in range(4) if s != t.trump_suit]
-        return any(not (hand & t.eff_suit_mask[s]) and (v.unseen & t.eff_suit_mask[s]) for s in side)
+
+        def key(c: int) -> tuple[float, int]:
+            alone = not t.trump_mask >> c & 1 and (hand & t.eff_suit_mask[t.eff_suit[c]]).bit_count() == 1
+            return chances[c] - (self.void_bonus if alone else 0.0), c
+
+        return min(cards, key=key)
 
     def hand_chances(self, v: DealView, hand: int, opp: Opponents = None) -> dict[int, float]:
         """Future chances of the cards of ``hand`` before play, a side card discounted by
@@ -689,18 +719,40 @@ class TrickStrategy(Strategy):
 
     # ------------------------------------------------------------------ play
     def choose_card(self, k: Knowledge, legal: list[int], v: DealView | None = None) -> int:
+        """The legal card with the best expected payoff (see the class docstring); :meth:`future_chance`
+        is inlined here for speed (it runs for every card kept, for every card that could be played)."""
         v = self.view(k) if v is None else v
         cards = [c for c in legal if c < self.game.num_cards]
         won = k.tricks_won[k.seat]
         table = self.payoff_table(k, k.seat)
         deny = self.deny_value(k, v)
+        hand = k.hand
+        t = v.t
+        trumps, beats, unseen = t.trump_mask, t.beats, v.unseen
+        guard, ruff, power = self.guard_value, self.ruff_value, self.chance_power
+        base = {x: v.lead_chance(x) for x in iter_bits(hand)}
+        higher = {x: (beats[x] & unseen).bit_count() for x in base if trumps >> x & 1}
         best = None
         for c in cards:
-            rest = k.hand & ~(1 << c)
-            fs = self._cap([self.future_chance(v, x, rest) for x in iter_bits(rest)], v.tricks_left - 1)
-            dist = trick_distribution(fs)
-            lose_ev = sum(q * table[won + i] for i, q in enumerate(dist))
-            win_ev = sum(q * table[won + 1 + i] for i, q in enumerate(dist))
+            rest = hand & ~(1 << c)
+            void = self._has_void(v, rest)
+            rest_trumps = rest & trumps
+            fs = []
+            for x in iter_bits(rest):
+                p = base[x]
+                if trumps >> x & 1:
+                    up = higher[x]
+                    if up and (rest_trumps & ~beats[x] & ~(1 << x)).bit_count() >= up:
+                        p += (1.0 - p) * guard
+                    if p < 0.9 and void:
+                        p += (1.0 - p) * ruff
+                    if p > 1.0:
+                        p = 1.0
+                fs.append(p ** power)
+            lose_ev = win_ev = 0.0
+            for i, q in enumerate(trick_distribution(fs)):
+                lose_ev += q * table[won + i]
+                win_ev += q * table[won + 1 + i]
             p = v.win_chance(c)
             ev = p * (win_ev + deny) + (1.0 - p) * lose_ev
             key = (round(ev, 9), -self.power(k, c), -c)

@@ -264,9 +264,7 @@ class MoucheExpert(DecideExpert):
         return super()._on_decide(k, legal)
 
     def _swap_card(self, k: Knowledge, v: DealView) -> int:
-        hand = k.hand | 1 << k.trump_card
-        chances = self.hand_chances(v, hand, self.rivals(k))
-        return min(iter_bits(k.hand), key=lambda c: (chances[c], c))
+        return self.card_to_give(v, k.hand | 1 << k.trump_card, list(iter_bits(k.hand)), self.rivals(k))
 
     def _swap_gain(self, k: Knowledge, legal: list[int]) -> float:
         """Best payoff after giving the worst card for the trump card, less the best without."""
