@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 import mauscheln_env
-from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
+from agents import EnvView, make_agent
 from agents.strategies import STRATEGIES
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase
 from tests.scenario import Scenario
+from tests.test_agents import _play
 from tests.test_family_examples import W1_DECK
 
 SCRIPTED = ("beginner", "expert")
@@ -59,12 +60,6 @@ def _cases() -> list[tuple[str, int, dict]]:
                        (make_config(r, p, **o) for r, p, o in cases)):
                     cases.append((ruleset, n, opts))
     return cases
-
-
-def _play(game: Game, lineup, deal_index: int, seed: int = 0, **kw):
-    dealer, spec = make_deal(game, seed, deal_index)
-    return MatchRunner(game).play(lineup, dealer=dealer, deal=spec, session_seed=deal_index,
-                                  seed_for=lambda k, s: agent_seed(seed, deal_index, k, s), **kw)
 
 
 def test_every_ruleset_has_both_strategies():

@@ -26,39 +26,47 @@ The seed's "Spielregeln" ([000]):
 * deal (never push); play the strongest card that wins the trick, else the
   weakest.
 
-``expert`` weighs the whole passage with the trick model of
-:class:`agents.strategies.common.TrickStrategy` (the mauschler must make two
-tricks and pays the pot for each one missing, a goer one):
+``expert`` reads the whole passage against the table, with the trick model of
+:class:`agents.strategies.common.TrickStrategy` for what the text leaves open
+(the mauschler must make two tricks and pays the pot for each one missing, a
+goer one):
 
-* mauschel always with the accompanied trump ace; otherwise when the hand —
-  after its best exchange — is worth more as the mauschler than passing,
-  against the seats likely to go with (fewer at a small table, and the pot
-  without play when nobody goes); "K+Q or a thrice-guarded king may risk it";
-* go with when the hand after its best exchange pays, against the mauschler
-  (a knocking dealer, who gets the trump card and two exchanges, counts as a
-  stronger hand), the seats that went with and about half of those still to
-  decide; the last seat, with nobody gone with, otherwise hands the
-  mauschler the pot, which counts against the field;
-* exchange: the best exchange (side aces stay unless a bare trump king wants
-  company: the model finds both); a knocking dealer's blind buy (4b) counts
-  the trump card he will take and the one card he will discard, his final
-  discard (4d, or the forced knock) is the card worth least; the trump card
-  goes back into play when the stock is reshuffled;
+* mauschel always with the accompanied trump ace; otherwise when the hand,
+  after its best exchange, is worth more as the mauschler than passing,
+  against the seats likely to go with, and with the pot won without play when
+  nobody goes ("K+Q or a thrice-guarded king may risk it" is where that lands);
+* go with two trumps or the bare trump king, and with a sure trick always; a
+  knocking dealer (trump card, two exchanges) or a pot grown by betes asks for
+  more (two trumps with a high one, or fewer rivals); one small trump goes
+  only against few rivals ("Kauft man günstig ..."); the last seat, with
+  nobody gone with, goes with one trump or a side ace (passing hands the
+  mauschler the pot, which counts against the field); each seat that passed
+  is one rival less;
+* exchange as the text says: trumps and side aces stay, the rest goes; beside
+  a bare trump king the side aces go too. A knocking dealer's blind buy (4b)
+  keeps the same cards, counting the trump card he will take; his final
+  discard (4d, and the forced knock) is the card least likely to take a trick,
+  a side card that is the last of its suit a little sooner — so in the worked
+  game he throws all four and then the queen of spades, as the text does;
 * knock on the trump ace, on the king at a table of four or fewer, on the
-  queen there too while the pot is small (the worked game knocks on a queen);
+  queen there too while the pot is small; the trump card counts as back in
+  play once a reshuffle took it into the stock;
 * play: the card with the best expected payoff of winning or losing this
-  trick with the rest kept, and, with the own tricks made and two or more
-  others still short, pull trumps to make one of them bête ("worauf stets
-  hinzustreben ist"); the mauschler without the top trump leads side suits;
-* compulsions (Mauschelzwang, Mitgehzwang) come with the action mask; the
-  cap only changes the pot the agent reads; deal rather than push: a push
-  moves the stake on but buys nothing the text recommends.
+  trick with the rest kept (win cheaply, keep the high trump while it is
+  worth more later, throw losers when the trick is lost, count trumps and the
+  voids shown; a declared mauschler is taken to hold the best trump unseen),
+  and, with the own tricks made and two or more others still short, pull
+  trumps to make one of them bête ("worauf stets hinzustreben ist");
+* compulsions (Mauschelzwang, Mitgehzwang) come with the action mask and are
+  simply obeyed; the cap only changes the pot the agent reads; deal rather
+  than push: a push moves the stake on but buys nothing the text recommends
+  ("Wer nicht geben will, braucht es nicht zu tun" is a permission).
 """
 
 from __future__ import annotations
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low
+from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
 from agents.strategies.mauscheln import MAUSCHELN_ACTIONS
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Role
@@ -133,11 +141,8 @@ class ClassicExpert(TrickStrategy):
 
     def payoff(self, k: Knowledge, seat: int, tricks: int, need: int | None = None) -> float:
         """A quarter of the pot per trick, a bete of the pot per trick short of the requirement."""
-        pot = k.pot
-        gain = pot // self.game.num_tricks * tricks
         need = self.need_of(k, seat) if need is None else need
-        owed = pot * max(0, need - tricks)
-        return gain - min(owed, k.chips[seat] + gain)
+        return pot_payoff(k, seat, tricks, need, self.game.num_tricks, per_missing_trick=True)
 
     def trick_unit(self, k: Knowledge) -> float:
         return k.pot // self.game.num_tricks

@@ -223,12 +223,13 @@ class DealView:
         self.me = k.seat
         self._left: dict[int, int] = {}
         self._pools: dict[int, int] = {}
-        self._beat: dict[tuple[int, int, int, int], float] = {}
+        self._beat: dict[tuple, float] = {}
         self._lead: dict[tuple[int, Any], float] = {}
         self._virtual: dict[tuple[int, int, int], float] = {}
         self._draw: dict[Any, float] = {}
         self._voids: dict[int, bool] = {}
         self._facts: dict[int, tuple] = {}
+        self._hands: dict[tuple, dict[int, float]] = {}
 
     # ------------------------------------------------------------------ seats
     @cached_property
@@ -252,6 +253,12 @@ class DealView:
         played = {s for s, _ in trick}
         order = self.order_from(leader, [s for s in self.players if s not in played])
         return [s for s in order if s != self.me]
+
+    @cached_property
+    def trick_now(self) -> tuple[list[int], int]:
+        """The cards of the trick in progress and the one winning it."""
+        cards = [c for _, c in self.k.current_trick]
+        return cards, self.s.trick_winner(self.t, cards)
 
     @cached_property
     def tricks_left(self) -> int:
@@ -306,10 +313,11 @@ class DealView:
         Following the led suit when he can, else ruffing: he beats when he holds a higher card of the
         led suit, or none of that suit and a card that beats from outside it.
         """
-        key = (seat, win, led, first)
+        facts = self._seat_facts(seat)
+        key = (facts, win, led, first)  # seats that look alike (same pool, hand, prior) share the answer
         p = self._beat.get(key)
         if p is None:
-            p = self._beat[key] = self._beat_chance(seat, win, led, first)
+            p = self._beat[key] = self._beat_chance(facts, win, led, first)
         return p
 
     def _seat_facts(self, seat: int) -> tuple[int, int, int, float, tuple[int, float] | None]:
@@ -321,10 +329,10 @@ class DealView:
                                          self.s.seat_weight(self.k, seat), self.s.likely_card(self, seat))
         return facts
 
-    def _beat_chance(self, seat: int, win: int, led: int, first: int) -> float:
+    def _beat_chance(self, facts: tuple, win: int, led: int, first: int) -> float:
         t = self.t
         beaters = self.s.beaters(t, win, first)
-        known, h, pool, weight, likely = self._seat_facts(seat)
+        known, h, pool, weight, likely = facts
         if known & beaters:
             return 1.0
         if h <= 0:
@@ -357,8 +365,8 @@ class DealView:
         t = self.t
         if trick:
             first = trick[0][1]
-            win = self.s.trick_winner(t, [c for _, c in trick])
-            if not self.s.wins_over(t, [c for _, c in trick], win, card):
+            cards, win = self.trick_now
+            if not self.s.wins_over(t, cards, win, card):
                 return 0.0
             if self.s.locks(t, first, card):
                 return 1.0
@@ -382,7 +390,11 @@ class DealView:
         if opp is None:
             p = self._lead.get(card)
             if p is None:
-                p = self._lead[card] = self.lead_chance(card, (self.opponents, 0.0))
+                led = self.t.eff_suit[card]
+                p = 1.0
+                for s in self.opponents:
+                    p *= 1.0 - self.beat_chance(s, card, led, card)
+                self._lead[card] = p
             return p
         seats, extra = split_opponents(opp, self.opponents)
         key = (card, seats, extra)
@@ -681,9 +693,14 @@ class TrickStrategy(Strategy):
     def hand_chances(self, v: DealView, hand: int, opp: Opponents = None) -> dict[int, float]:
         """Future chances of the cards of ``hand`` before play, a side card discounted by
         ``side_discount`` (the seats that play come with few side cards and ruff them)."""
-        trumps = v.t.trump_mask
-        return {c: self.future_chance(v, c, hand, opp) * (1.0 if trumps >> c & 1 else self.side_discount)
-                for c in iter_bits(hand)}
+        seats, extra = split_opponents(opp, v.opponents)
+        key = (hand, seats, extra)
+        out = v._hands.get(key)
+        if out is None:
+            trumps, side = v.t.trump_mask, self.side_discount
+            out = v._hands[key] = {c: self.future_chance(v, c, hand, opp) * (1.0 if trumps >> c & 1 else side)
+                                   for c in iter_bits(hand)}
+        return out
 
     def draw_chance(self, v: DealView, opp: Opponents = None) -> float:
         """Average future chance of a card drawn blind from the cards this seat has not seen.
@@ -725,6 +742,12 @@ class TrickStrategy(Strategy):
         cards = [c for c in legal if c < self.game.num_cards]
         won = k.tricks_won[k.seat]
         table = self.payoff_table(k, k.seat)
+        if k.current_trick and all(table[i] <= table[i + 1] for i in range(won, len(table) - 1)):
+            trick, win = v.trick_now
+            if not any(self.wins_over(v.t, trick, win, c) for c in cards):
+                # The trick is lost whatever is played and more tricks never hurt: keeping the cards
+                # most likely to win later is best, so the card least likely to goes (throw the loser).
+                return min(cards, key=lambda c: (v.lead_chance(c), self.power(k, c), c))
         deny = self.deny_value(k, v)
         hand = k.hand
         t = v.t
@@ -845,6 +868,12 @@ class TrickStrategy(Strategy):
         return best
 
 
-def pot_share(pot: int, tricks: int) -> int:
-    """The pot share of one trick (RULES.md §3.1, §3.3: the pot divided by the number of tricks, rounded down)."""
-    return pot // tricks
+def pot_payoff(k: Knowledge, seat: int, tricks: int, need: int, num_tricks: int, per_missing_trick: bool) -> float:
+    """What ``seat`` gets in a pot game (RULES.md §3.1) for ``tricks`` tricks against a requirement of
+    ``need``: a share of the pot per trick, then a bete of the pot per trick short (``per_missing_trick``,
+    Mauscheln) or once (Mousel), paid as far as the chips go."""
+    pot = k.pot
+    gain = pot // num_tricks * tricks
+    short = max(0, need - tricks)
+    owed = pot * (short if per_missing_trick else min(1, short))
+    return gain - min(owed, k.chips[seat] + gain)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import Strategy, next_mark
+from agents.strategies.common import Strategy, next_mark, play_high_or_low
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Game, Role
 
@@ -84,14 +84,7 @@ class MauschelnBeginner(MauschelnStrategy):
         return next_mark(self, k, legal, self.discard_plan(k))
 
     def _on_play(self, k: Knowledge, legal: list[int]) -> int:
-        win = self.winning_card(k)
-        if win is None:
-            return self.strongest(k, legal)
-        beats = self.tables(k).beats[win]
-        winners = [c for c in legal if beats >> c & 1]
-        if winners:
-            return self.strongest(k, winners)
-        return self.weakest(k, legal)
+        return play_high_or_low(self, k, legal)
 
 
 class MauschelnExpert(MauschelnStrategy):

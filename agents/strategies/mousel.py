@@ -48,7 +48,7 @@ The seed's strategy section ([004] "Strategi") is the source of both:
 from __future__ import annotations
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low
+from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Role
 
@@ -106,12 +106,8 @@ class MouselExpert(TrickStrategy):
 
     def payoff(self, k: Knowledge, seat: int, tricks: int, need: int | None = None) -> float:
         """Pot share per trick, a flat bete of the pot below the requirement (RULES.md §3.1)."""
-        pot = k.pot
-        gain = pot // self.game.num_tricks * tricks
         need = self.need_of(k, seat) if need is None else need
-        if tricks < need:
-            gain -= min(pot, k.chips[seat] + gain)
-        return gain
+        return pot_payoff(k, seat, tricks, need, self.game.num_tricks, per_missing_trick=False)
 
     def trick_unit(self, k: Knowledge) -> float:
         return k.pot // self.game.num_tricks

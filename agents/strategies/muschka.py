@@ -38,8 +38,9 @@ with, from its own score (the trick model of
   a single seat in counts against the field;
 * play: the card with the best expected payoff of winning or losing this
   trick with the rest kept — without a duty to beat, ducking is a choice when
-  tricks hurt; lead the trump ace only when the ace of spades cannot be behind
-  it in a hand void in trumps (the A♠ rule), count trumps and voids.
+  tricks hurt; a led trump ace is not a sure trick while the ace of spades may
+  sit behind it in a hand void in trumps (the A♠ rule), and the ace of spades
+  played to it takes that trick for sure; count trumps and voids.
 """
 
 from __future__ import annotations
