@@ -142,10 +142,10 @@ class ClassicExpert(TrickStrategy):
     def payoff(self, k: Knowledge, seat: int, tricks: int, need: int | None = None) -> float:
         """A quarter of the pot per trick, a bete of the pot per trick short of the requirement."""
         need = self.need_of(k, seat) if need is None else need
-        return pot_payoff(k, seat, tricks, need, self.game.num_tricks, per_missing_trick=True)
+        return pot_payoff(k, seat, tricks, need, self.rules.num_tricks, per_missing_trick=True)
 
     def trick_unit(self, k: Knowledge) -> float:
-        return k.pot // self.game.num_tricks
+        return k.pot // self.rules.num_tricks
 
     # ------------------------------------------------------------------ what a seat knows of the trump card
     def public_out_of_play(self, k: Knowledge) -> int:
@@ -176,7 +176,7 @@ class ClassicExpert(TrickStrategy):
         """The hand's worth after its best exchange, with ``before`` seats exchanging first."""
         table = self.payoff_table(k, k.seat, need=need)
         fresh = self.stock_left(k) - self.expected_draw * before
-        return self.exchange_plan(v, k.hand, table, limit=self.game.hand_size, opp=opp, fresh=fresh)[1]
+        return self.exchange_plan(v, k.hand, table, limit=self.rules.hand_size, opp=opp, fresh=fresh)[1]
 
     def _exchanging_before(self, k: Knowledge) -> int:
         """Seats that exchange before this one: the mauschler, then the goers from his left."""
@@ -205,7 +205,7 @@ class ClassicExpert(TrickStrategy):
         return top, self.mauschler_top
 
     def _pressure(self, k: Knowledge) -> float:
-        stake = max(1, self.game.stake)
+        stake = max(1, self.rules.stake)
         return min(1.0, max(0.0, (k.pot - stake) / (4.0 * stake)))
 
     def _bar(self, k: Knowledge) -> float:
@@ -217,7 +217,7 @@ class ClassicExpert(TrickStrategy):
 
     def _on_knock(self, k: Knowledge, legal: list[int]) -> int:
         rank = self._rank_pos[k.trump_card]
-        small = self.game.n <= 4
+        small = self.rules.n <= 4
         if rank == 0 or (rank == 1 and small) or (rank == 2 and small and self.knock_queen and self._pressure(k) <= 0.25 * (1 + self.risk)):
             return self._ids["knock"]
         return self._ids["no_knock"]
@@ -275,7 +275,7 @@ class ClassicExpert(TrickStrategy):
         done = self._ids["done"]
         if _final_discard(legal, done):
             # 4d or the forced knock: exactly one card goes, the trump card comes.
-            cards = [c for c in legal if c < self.game.num_cards]
+            cards = [c for c in legal if c < self.rules.num_cards]
             return self.card_to_give(v, k.hand | 1 << k.trump_card, cards, float(max(1, len(v.opponents))))
         knocker = bool(k.knocked) and k.seat == k.dealer and k.exchanged[k.seat] is None
         hand = k.hand | (1 << k.trump_card if knocker else 0)  # 4b: the knocked card will join
@@ -294,7 +294,7 @@ class ClassicExpert(TrickStrategy):
             return None
         short = [s for s in range(k.n) if s != k.seat and k.roles[s] in (Role.MAUSCHLER, Role.GOER)
                  and k.tricks_won[s] < self.need_of(k, s)]
-        trumps = self.trumps_in(k, sum(1 << c for c in legal if c < self.game.num_cards))
+        trumps = self.trumps_in(k, sum(1 << c for c in legal if c < self.rules.num_cards))
         if len(short) >= 2 and trumps:
             return trumps[0]
         return None

@@ -32,15 +32,58 @@ This module holds what every ruleset shares:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, ClassVar, Union
 
 import numpy as np
 
 from agents.knowledge import Knowledge, KnowledgeReader
-from mauscheln_env.cards import iter_bits
+from mauscheln_env.cards import SUITS, iter_bits
 from mauscheln_env.engine import PLAYING_ROLES, Game
 from mauscheln_env.tricks import TrumpTables, legal_follow
+
+
+@dataclass(frozen=True)
+class RuleFacts:
+    """The static facts of a table the strategies read, taken from the :class:`Game` in one place.
+
+    Beyond the public engine API (deck, ``n``, ``num_cards``, ``config.options``) they come from the
+    ruleset's spec (``config.spec``) and the per-suit trick tables (``game.tables``), as the first
+    baselines and :mod:`agents.knowledge` already read them; a change of where the engine keeps them
+    is ported here.
+    """
+
+    n: int
+    num_cards: int
+    hand_size: int
+    num_tricks: int
+    direction: int
+    profile: str
+    rank_order: str
+    stake: int
+    exchange_limit: int
+    mery_cap: int | None
+    pamphile_wild: bool
+    jc: int | None
+    """The Pamphile (JC) where the option is on."""
+    ace_of_spades: int | None
+    trump_ace: tuple[int | None, ...]
+    start_score: int | None
+
+
+def rule_facts(game: Game) -> RuleFacts:
+    config, deck = game.config, game.deck
+    spec, options = config.spec, config.options
+    pamphile = bool(options.get("pamphile", False))
+    return RuleFacts(
+        n=game.n, num_cards=game.num_cards, hand_size=spec.hand_size, num_tricks=config.num_tricks,
+        direction=spec.direction, profile=spec.trick_profile, rank_order=spec.rank_order,
+        stake=int(options.get("stake", 0)), exchange_limit=int(options.get("exchange_limit", spec.hand_size)),
+        mery_cap=options.get("mery_cap"), pamphile_wild=pamphile and bool(options.get("pamphile_wild", False)),
+        jc=deck.index.get("JC") if pamphile else None, ace_of_spades=deck.index.get("AS"),
+        trump_ace=tuple(deck.index.get("A" + suit) for suit in SUITS), start_score=options.get("start_score"),
+    )
 
 
 class Strategy:
@@ -56,6 +99,7 @@ class Strategy:
 
     def __init__(self, game: Game) -> None:
         self.game = game
+        self.rules = rule_facts(game)
         self.seat = 0
         self._reader = KnowledgeReader(game)
         self._supported = self.required_actions.issubset(game.action_ids)
@@ -141,7 +185,7 @@ def next_mark(strategy: Strategy, k: Knowledge, legal: list[int], throw: list[in
         return strategy.weakest(k, marks)
     if done in legal:
         return done
-    cards = [a for a in legal if a < strategy.game.num_cards]
+    cards = [a for a in legal if a < strategy.rules.num_cards]
     return strategy.weakest(k, cards)
 
 
@@ -219,6 +263,7 @@ class DealView:
         self.s = strategy
         self.k = k
         self.game = strategy.game
+        self.rules = strategy.rules
         self.t: TrumpTables = strategy.game.tables[k.trump_suit]
         self.me = k.seat
         self._left: dict[int, int] = {}
@@ -242,7 +287,7 @@ class DealView:
         return [s for s in self.players if s != self.me]
 
     def order_from(self, leader: int, seats: Sequence[int]) -> list[int]:
-        n, d = self.k.n, self.game.direction
+        n, d = self.k.n, self.rules.direction
         return sorted(seats, key=lambda s: ((s - leader) * d) % n)
 
     @cached_property
@@ -263,13 +308,13 @@ class DealView:
     @cached_property
     def tricks_left(self) -> int:
         """Tricks still to be won, the one in progress included."""
-        return self.game.num_tricks - self.k.tricks_done
+        return self.rules.num_tricks - self.k.tricks_done
 
     def hand_left(self, seat: int) -> int:
         """Cards ``seat`` still holds (the hand size less the cards it played)."""
         left = self._left.get(seat)
         if left is None:
-            left = self._left[seat] = self.game.hand_size - sum(
+            left = self._left[seat] = self.rules.hand_size - sum(
                 1 for cards in self.k.trick_cards if cards[seat] is not None)
         return left
 
@@ -541,7 +586,7 @@ class TrickStrategy(Strategy):
 
     # ------------------------------------------------------------------ hooks
     def opponent_hand(self, v: DealView) -> int:
-        return self.game.hand_size + self.opponent_extra
+        return self.rules.hand_size + self.opponent_extra
 
     def view(self, k: Knowledge) -> DealView:
         return DealView(self, k)
@@ -621,7 +666,7 @@ class TrickStrategy(Strategy):
         else:
             out = [0] * k.n
             first_trick = 0
-        profile = self.game.profile
+        profile = self.rules.profile
         for tr in range(first_trick, len(plays)):
             seq = plays[tr]
             seen = len(old[tr]) if extends and tr < len(old) else 1
@@ -638,7 +683,7 @@ class TrickStrategy(Strategy):
         return list(out)
 
     def _order_all(self, k: Knowledge, leader: int) -> list[int]:
-        n, d = k.n, self.game.direction
+        n, d = k.n, self.rules.direction
         return [(leader + d * i) % n for i in range(n)]
 
     @staticmethod
@@ -739,7 +784,7 @@ class TrickStrategy(Strategy):
         """The legal card with the best expected payoff (see the class docstring); :meth:`future_chance`
         is inlined here for speed (it runs for every card kept, for every card that could be played)."""
         v = self.view(k) if v is None else v
-        cards = [c for c in legal if c < self.game.num_cards]
+        cards = [c for c in legal if c < self.rules.num_cards]
         won = k.tricks_won[k.seat]
         table = self.payoff_table(k, k.seat)
         if k.current_trick and all(table[i] <= table[i + 1] for i in range(won, len(table) - 1)):
@@ -789,7 +834,7 @@ class TrickStrategy(Strategy):
         spread over the other live seats — a trick this seat takes is one none of them takes."""
         others = max(1, sum(k.live) - 1)
         share = self.field_share * self.trick_unit(k) / others
-        return [self.payoff(k, seat, t, **kw) + share * t for t in range(self.game.num_tricks + 1)]
+        return [self.payoff(k, seat, t, **kw) + share * t for t in range(self.rules.num_tricks + 1)]
 
     @staticmethod
     def _cap(fs: list[float], slots: int) -> list[float]:
@@ -821,11 +866,11 @@ class TrickStrategy(Strategy):
     def stock_left(self, k: Knowledge) -> int:
         """Cards never seen that the stock still holds: the deal's stock less every card drawn so far
         (exchange counts are public; a knocking dealer's trump card comes from beside the stock)."""
-        dealt = sum(k.live) * self.game.hand_size + 1
+        dealt = sum(k.live) * self.rules.hand_size + 1
         drawn = sum(x for x in k.exchanged if x is not None)
         if self.knock_draws_trump_card and k.knocked and k.trump_holder is not None and k.exchanged[k.dealer]:
             drawn -= 1
-        return max(0, self.game.num_cards - dealt - drawn)
+        return max(0, self.rules.num_cards - dealt - drawn)
 
     # ------------------------------------------------------------------ exchange
     def exchange_plan(self, v: DealView, hand: int, table: Sequence[float], *, limit: int,
@@ -864,7 +909,7 @@ class TrickStrategy(Strategy):
             if best is None or ev > best[1] + 1e-9:
                 best = (throw, ev)
         if best is None:
-            return [], expected(table, 0, self._cap([chances[c] for c in iter_bits(full)], self.game.num_tricks))
+            return [], expected(table, 0, self._cap([chances[c] for c in iter_bits(full)], self.rules.num_tricks))
         return best
 
 

@@ -49,8 +49,6 @@ The seed's advice ([003] "Tipps für Einsteiger", "Die Mouche haben", "Varianten
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.knowledge import Knowledge
 from agents.strategies.common import DealView, Strategy, TrickStrategy, expected, next_mark, play_high_or_low
 from mauscheln_env.cards import SUITS, iter_bits
@@ -62,12 +60,11 @@ DECIDE_ACTIONS = frozenset({"stay", "pass", "done"})
 IN_ROLES = (Role.STAYED, Role.EXCHANGED)
 
 
-def _flush(game: Any, hand: int) -> bool:
+def _flush(strategy: Strategy, hand: int) -> bool:
     """Five dealt cards of one suit (the Pamphile counts as a club; with ``pamphile_wild`` as any suit)."""
-    deck = game.deck
-    wild = game.pamphile_wild and game.jc is not None
-    suits = {deck.suit[c] for c in iter_bits(hand) if not (wild and c == game.jc)}
-    return hand.bit_count() == game.hand_size and len(suits) == 1
+    rules, suit = strategy.rules, strategy.game.deck.suit
+    suits = {suit[c] for c in iter_bits(hand) if not (rules.pamphile_wild and c == rules.jc)}
+    return hand.bit_count() == rules.hand_size and len(suits) == 1
 
 
 class DecideBeginner(Strategy):
@@ -81,7 +78,7 @@ class DecideBeginner(Strategy):
 
     def _on_decide(self, k: Knowledge, legal: list[int]) -> int:
         stay, pass_ = self._ids["stay"], self._ids["pass"]
-        if _flush(self.game, k.hand) or len(self.trumps_in(k, k.hand)) >= 2:
+        if _flush(self, k.hand) or len(self.trumps_in(k, k.hand)) >= 2:
             return stay
         keep = self.keepers(k)
         throw = [c for c in iter_bits(k.hand) if c not in keep]
@@ -122,7 +119,7 @@ class DecideExpert(TrickStrategy):
 
     # ------------------------------------------------------------------ what tricks pay
     def trick_unit(self, k: Knowledge) -> float:
-        return k.pot // self.game.num_tricks
+        return k.pot // self.rules.num_tricks
 
     def payoff_for(self, k: Knowledge, seat: int, holder: bool | None = None) -> list[float]:
         return self.payoff_table(k, seat)
@@ -166,8 +163,8 @@ class DecideExpert(TrickStrategy):
         chances = self.hand_chances(v, k.hand, opp)
         if self._ids["stay"] in legal:
             out["stay"] = (self.with_alone(k, self.stay_value(k, v, table, chances)), [])
-        if any(a < self.game.num_cards for a in legal):
-            throw, ev = self.exchange_plan(v, k.hand, table, limit=self.game.hand_size, opp=opp, min_throw=1)
+        if any(a < self.rules.num_cards for a in legal):
+            throw, ev = self.exchange_plan(v, k.hand, table, limit=self.rules.hand_size, opp=opp, min_throw=1)
             out["exchange"] = (self.with_alone(k, ev), throw)
         if self._ids["pass"] in legal:
             out["pass"] = (self.pass_value(k), [])
@@ -178,7 +175,7 @@ class DecideExpert(TrickStrategy):
 
     def bar(self, k: Knowledge) -> float:
         """How much better than passing playing must look: a little more for a pot grown by mouches."""
-        stake = max(1, self.game.stake)
+        stake = max(1, self.rules.stake)
         pressure = min(1.0, max(0.0, (k.pot - stake) / (4.0 * stake)))
         return k.pot * (0.05 * pressure - 0.04 * self.risk)
 
@@ -195,7 +192,7 @@ class DecideExpert(TrickStrategy):
     def _on_exchange(self, k: Knowledge, legal: list[int]) -> int:
         v = self.view(k)
         marked = self._marked(k)
-        throw, _ = self.exchange_plan(v, k.hand, self.payoff_for(k, k.seat), limit=self.game.hand_size - marked,
+        throw, _ = self.exchange_plan(v, k.hand, self.payoff_for(k, k.seat), limit=self.rules.hand_size - marked,
                                       opp=float(self.rivals(k)), draws_done=marked)
         return self.mark(k, legal, throw)
 
@@ -222,16 +219,16 @@ class MoucheExpert(DecideExpert):
         (RULES.md §3.3)."""
         pot = k.pot
         if tricks:
-            return pot // self.game.num_tricks * tricks
-        cap = self.game.mery_cap
+            return pot // self.rules.num_tricks * tricks
+        cap = self.rules.mery_cap
         owed = pot if cap is None else min(pot, cap)
         return -min(owed, k.chips[seat])
 
     def known_cards(self, k: Knowledge) -> dict[int, int]:
         out = dict(super().known_cards(k))
         announcer = self._announcer(k)
-        if announcer is not None and self.game.jc is not None and k.trump_card != self.game.jc:
-            out[announcer] = out.get(announcer, 0) | 1 << self.game.jc
+        if announcer is not None and self.rules.jc is not None and k.trump_card != self.rules.jc:
+            out[announcer] = out.get(announcer, 0) | 1 << self.rules.jc
         return out
 
     def _announcer(self, k: Knowledge) -> int | None:
@@ -256,7 +253,7 @@ class MoucheExpert(DecideExpert):
         return self._ids["trump:" + SUITS[best[1]]]
 
     def _on_decide(self, k: Knowledge, legal: list[int]) -> int:
-        if _flush(self.game, k.hand) and self._ids["stay"] in legal and k.trump_holder != k.seat:
+        if _flush(self, k.hand) and self._ids["stay"] in legal and k.trump_holder != k.seat:
             return self._ids["stay"]  # "Tausch keinen Flush": the mouche takes the pot
         swap = self._ids.get("swap")
         if swap in legal and self._swap_gain(k, legal) > 0:

@@ -77,7 +77,7 @@ class MouselBeginner(Strategy):
 
     def _on_declare(self, k: Knowledge, legal: list[int]) -> int:
         trumps = len(self.trumps_in(k, k.hand))
-        forehand = k.seat == _forehand(k, self.game.direction)
+        forehand = k.seat == _forehand(k, self.rules.direction)
         go = trumps >= 2 or (trumps == 1 and not forehand)
         return self._ids["in"] if go else self._ids["out"]
 
@@ -107,10 +107,10 @@ class MouselExpert(TrickStrategy):
     def payoff(self, k: Knowledge, seat: int, tricks: int, need: int | None = None) -> float:
         """Pot share per trick, a flat bete of the pot below the requirement (RULES.md §3.1)."""
         need = self.need_of(k, seat) if need is None else need
-        return pot_payoff(k, seat, tricks, need, self.game.num_tricks, per_missing_trick=False)
+        return pot_payoff(k, seat, tricks, need, self.rules.num_tricks, per_missing_trick=False)
 
     def trick_unit(self, k: Knowledge) -> float:
-        return k.pot // self.game.num_tricks
+        return k.pot // self.rules.num_tricks
 
     # ------------------------------------------------------------------ context
     def _undecided_after(self, k: Knowledge) -> int:
@@ -120,7 +120,7 @@ class MouselExpert(TrickStrategy):
         return sum(1 for s in range(k.n) if s != k.seat and k.roles[s] in (Role.IN, Role.COMMITTED))
 
     def _pressure(self, k: Knowledge) -> float:
-        stake = max(1, self.game.stake)
+        stake = max(1, self.rules.stake)
         return min(1.0, max(0.0, (k.pot - stake) / (4.0 * stake)))
 
     def _value_in(self, k: Knowledge, v: DealView, need: int) -> float:
@@ -129,7 +129,7 @@ class MouselExpert(TrickStrategy):
         later = self._undecided_after(k)
         rivals = ins + self.join_rate * later
         table = self.payoff_table(k, k.seat, need=need)
-        limit = min(self.game.exchange_limit, self.game.hand_size)
+        limit = min(self.rules.exchange_limit, self.rules.hand_size)
         play = self.exchange_plan(v, k.hand, table, limit=limit, opp=max(1.0, rivals))[1]
         if ins:
             return play
@@ -139,14 +139,14 @@ class MouselExpert(TrickStrategy):
     # ------------------------------------------------------------------ decisions
     def _on_knock(self, k: Knowledge, legal: list[int]) -> int:
         rank = self._rank_pos[k.trump_card]
-        if rank == 0 or (rank == 1 and self.game.n <= 4 and self._pressure(k) <= 0.25 + 0.25 * self.risk):
+        if rank == 0 or (rank == 1 and self.rules.n <= 4 and self._pressure(k) <= 0.25 + 0.25 * self.risk):
             return self._ids["knock"]
         return self._ids["no_knock"]
 
     def _on_declare(self, k: Knowledge, legal: list[int]) -> int:
         v = self.view(k)
         committed = any(r is Role.COMMITTED for r in k.roles)
-        forehand = k.seat == _forehand(k, self.game.direction)
+        forehand = k.seat == _forehand(k, self.rules.direction)
         need = 2 if forehand and not committed else 1
         value = self._value_in(k, v, need)
         out = 0.0
@@ -166,11 +166,11 @@ class MouselExpert(TrickStrategy):
         opp = float(len(v.opponents))  # nobody has played yet: every opponent is a full hand of unseen cards
         if _is_knocker(k):
             # Modern knock (RULES.md §2.2): throw at least one, take the trump card and one card fewer.
-            throw, _ = self.exchange_plan(v, k.hand, table, limit=self.game.hand_size - marked, opp=opp,
+            throw, _ = self.exchange_plan(v, k.hand, table, limit=self.rules.hand_size - marked, opp=opp,
                                           draws_done=marked, min_throw=0 if marked else 1,
                                           extra=1 << k.trump_card, draw_offset=1)
         else:
-            limit = max(0, min(self.game.exchange_limit, self.stock_left(k)) - marked)
+            limit = max(0, min(self.rules.exchange_limit, self.stock_left(k)) - marked)
             throw, _ = self.exchange_plan(v, k.hand, table, limit=limit, opp=opp, draws_done=marked)
         return self.mark(k, legal, throw)
 

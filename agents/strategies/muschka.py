@@ -71,8 +71,8 @@ class MuschkaExpert(DecideExpert):
 
     def __init__(self, game, *, risk: float = 0.0) -> None:
         super().__init__(game, risk=risk)
-        self.ace = game.deck.index.get("AS")
-        self.start = int(game.config.options["start_score"])
+        self.ace = self.rules.ace_of_spades
+        self.start = int(self.rules.start_score)
 
     # ------------------------------------------------------------------ scoring (RULES.md §3.4)
     def score(self, seat: int) -> int:
@@ -100,14 +100,14 @@ class MuschkaExpert(DecideExpert):
         return self.payoff_table(k, seat, holder=holder)
 
     def lone_value(self, k: Knowledge, seat: int) -> float:
-        return self.payoff(k, seat, self.game.num_tricks, holder=False)  # credited five tricks, no play
+        return self.payoff(k, seat, self.rules.num_tricks, holder=False)  # credited five tricks, no play
 
     def trick_unit(self, k: Knowledge) -> float:
         return 1.0
 
     # ------------------------------------------------------------------ the A♠ rule
     def _as_rule(self, t: TrumpTables, first: int) -> bool:
-        return self.ace is not None and t.trump_suit != SPADES and first == self.game.trump_ace[t.trump_suit]
+        return self.ace is not None and t.trump_suit != SPADES and first == self.rules.trump_ace[t.trump_suit]
 
     def beaters(self, t: TrumpTables, win: int, first: int) -> int:
         if self._as_rule(t, first):
@@ -131,7 +131,7 @@ class MuschkaExpert(DecideExpert):
         if self._ids["stay"] in legal:
             chances = self.hand_chances(v, k.hand, opp)
             out["stay"] = (self.with_alone(k, self.stay_value(k, v, self.payoff_for(k, k.seat, True), chances)), [])
-        if any(a < self.game.num_cards for a in legal):
+        if any(a < self.rules.num_cards for a in legal):
             throw, ev = self._ace_plan(k, v, opp, draws_done=0, min_throw=1)
             out["exchange"] = (self.with_alone(k, ev), throw)
         if self._ids["pass"] in legal:
@@ -143,7 +143,7 @@ class MuschkaExpert(DecideExpert):
         """The best exchange of a hand with the ace of spades: keeping it (and its bonus) or throwing it."""
         ace = 1 << self.ace
         rest = k.hand & ~ace
-        size = self.game.hand_size
+        size = self.rules.hand_size
         keep_throw, keep_ev = self.exchange_plan(v, rest, self.payoff_for(k, k.seat, True), opp=opp, extra=ace,
                                                  limit=size - draws_done, draws_done=draws_done, min_throw=min_throw)
         if k.trump_suit == SPADES:
