@@ -10,6 +10,7 @@ from agents import EnvView, KnowledgeReader, MatchRunner, agent_seed, make_agent
 from agents.base import agent_from_spec, available_agents, parse_agent_spec
 from mauscheln_env import Game, make_config
 from mauscheln_env.engine import Phase, Role
+from tests.hidden import perturb_hidden
 
 FAST = {"random": {}, "beginner": {}, "expert": {}, "pimc": {"samples": 3, "min_samples": 2}}
 
@@ -64,41 +65,7 @@ def test_same_seed_repeats_itself(name):
     assert traces[0] == traces[1]
 
 
-def _perturb_hidden(game: Game, state, seat: int, rng: np.random.Generator):
-    """A copy of ``state`` in which every card ``seat`` cannot see is shuffled among the hidden places."""
-    st = game.clone(state)
-    hidden: list[int] = []
-    for s in range(game.n):
-        if s != seat:
-            hidden += [c for c in range(game.num_cards) if st.hands[s] >> c & 1]
-    hidden += list(st.stock)
-    hidden += [c for c in range(game.num_cards) if st.dead >> c & 1]
-    others_discards = 0
-    for s in range(game.n):
-        if s != seat:
-            others_discards |= st.discards[s]
-    hidden += [c for c in range(game.num_cards) if others_discards >> c & 1]
-    perm = dict(zip(hidden, rng.permutation(hidden).tolist()))
-
-    def m(mask: int) -> int:
-        out = 0
-        for c in range(game.num_cards):
-            if mask >> c & 1:
-                out |= 1 << perm.get(c, c)
-        return out
-
-    for s in range(game.n):
-        if s == seat:
-            continue
-        st.hands[s] = m(st.hands[s])
-        st.discards[s] = m(st.discards[s])
-        st.drawn[s] = m(st.drawn[s])
-        st.blind[s] = m(st.blind[s])
-    st.stock = [perm.get(c, c) for c in st.stock]
-    st.dead = m(st.dead)
-    st.discard_pile = st.discards[seat] | m(state.discard_pile & ~state.discards[seat])
-    game.check_invariants(st)
-    return st
+_perturb_hidden = perturb_hidden  # the name tests/test_batched_expert.py imports
 
 
 @pytest.mark.parametrize("name", sorted(FAST))

@@ -31,10 +31,10 @@ This module holds what every ruleset shares:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -235,7 +235,7 @@ def expected(table: Sequence[float], base: int, probs: Sequence[float]) -> float
     return sum(p * table[base + i] for i, p in enumerate(dist))
 
 
-Opponents = Union[Sequence[int], float, tuple[Sequence[int], float], None]
+Opponents = Sequence[int] | float | tuple[Sequence[int], float] | None
 """Whom a card must beat: seats, a number of opponents not yet known, both (``(seats, number)``), or
 (None) the other players."""
 
@@ -275,6 +275,8 @@ class DealView:
         self._voids: dict[int, bool] = {}
         self._facts: dict[int, tuple] = {}
         self._hands: dict[tuple, dict[int, float]] = {}
+        self._classes: dict[int, int] = {}
+        self._class_of: dict[tuple, int] = {}
 
     # ------------------------------------------------------------------ seats
     @cached_property
@@ -358,12 +360,21 @@ class DealView:
         Following the led suit when he can, else ruffing: he beats when he holds a higher card of the
         led suit, or none of that suit and a card that beats from outside it.
         """
-        facts = self._seat_facts(seat)
-        key = (facts, win, led, first)  # seats that look alike (same pool, hand, prior) share the answer
+        cls = self._classes.get(seat)
+        if cls is None:
+            cls = self._seat_class(seat)
+        key = (cls, win, led, first)  # seats that look alike (same pool, hand, prior) share the answer
         p = self._beat.get(key)
         if p is None:
-            p = self._beat[key] = self._beat_chance(facts, win, led, first)
+            p = self._beat[key] = self._beat_chance(self._facts[seat], win, led, first)
         return p
+
+    def _seat_class(self, seat: int) -> int:
+        """A small number shared by the seats whose facts (pool, hand, prior) are alike."""
+        facts = self._seat_facts(seat)
+        cls = self._class_of.setdefault(facts, len(self._class_of))
+        self._classes[seat] = cls
+        return cls
 
     def _seat_facts(self, seat: int) -> tuple[int, int, int, float, tuple[int, float] | None]:
         """(known cards, unknown cards in hand, pool, trump weight, likely card) of ``seat``, once per view."""

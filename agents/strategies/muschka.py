@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, TrickStrategy
+from agents.strategies.common import DealView
 from agents.strategies.mouche import DecideBeginner, DecideExpert
 from mauscheln_env.cards import SUITS
 from mauscheln_env.tricks import TrumpTables
