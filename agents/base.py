@@ -66,6 +66,10 @@ class Agent(abc.ABC):
     name: ClassVar[str] = "agent"
     param_help: ClassVar[dict[str, str]] = {}
     """What a parameter allows, for the error message (default: from its annotation)."""
+    plays_forced_blind: ClassVar[bool] = False
+    """True when :meth:`act` answers a decision with one legal action by that action, without reading the
+    observation, keeping memory or drawing from :attr:`rng`; the match runner then skips building the
+    observation for such decisions. Play is the same either way; leave it False unless all three hold."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every subclass's constructor checks its keyword parameters against their annotations

@@ -52,6 +52,7 @@ class _ScriptedAgent(Agent):
     """An agent that plays its ruleset's strategy of one level, random where the strategy has no rule."""
 
     level: ClassVar[str] = ""
+    plays_forced_blind: ClassVar[bool] = True  # act() returns the only legal action first thing
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)

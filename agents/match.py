@@ -134,17 +134,26 @@ class MatchRunner:
         live = list(state.session.alive)  # seats dealt in to the current deal
         self._reset_agents(agents, seed_for, deal_number)
         while state.phase is not Phase.OVER:
-            view.refresh()
             seat = state.to_act
-            obs, mask, info = view.seat_view(seat)
-            action = agents[seat].act(obs, mask, info)
-            if on_decision is not None:
-                on_decision(state, seat, obs, mask, info, action)
+            agent = agents[seat]
+            forced = None
+            if agent.plays_forced_blind and on_decision is None:
+                legal = game.legal_actions(state)
+                if len(legal) == 1:
+                    forced = legal[0]
+            if forced is not None:  # the agent would answer without looking: skip building its view
+                action = forced
+            else:
+                view.refresh()
+                obs, mask, info = view.seat_view(seat)
+                action = agent.act(obs, mask, info)
+                if on_decision is not None:
+                    on_decision(state, seat, obs, mask, info, action)
             before = list(state.deal.roles)
             try:
                 results = game.apply(state, action)
             except IllegalActionError as exc:
-                raise IllegalActionError(f"agent {agents[seat]!r} at seat {seat}: {exc}") from exc
+                raise IllegalActionError(f"agent {agent!r} at seat {seat}: {exc}") from exc
             record.decisions += 1
             if check_invariants:
                 game.check_invariants(state)

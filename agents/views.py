@@ -43,6 +43,7 @@ class EnvView:
         self.agents = list(self.env.possible_agents)
         self._state: State | None = None
         self._fresh = False
+        self._infos: dict[int, dict[str, Any]] = {}
 
     def bind(self, state: State) -> None:
         """Point the view at ``state`` (not copied; it may change between refreshes)."""
@@ -52,19 +53,22 @@ class EnvView:
         self._fresh = False
 
     def refresh(self) -> None:
-        """Rebuild the infos and cached legal actions after the bound state changed."""
+        """Re-point the environment after the bound state changed (legal actions now, infos on demand)."""
         if self._state is None:
             raise ValueError("bind a state before refresh()")
-        self.env.attach(self._state)
+        self.env.attach(self._state, infos=False)
+        self._infos.clear()
         self._fresh = True
 
     def seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         """``(observation, action_mask, info)`` of ``seat`` for the bound state."""
         if not self._fresh:
             self.refresh()
-        agent = self.agents[seat]
-        out = self.env.observe(agent)
-        return out["observation"], out["action_mask"], self.env.infos[agent]
+        out = self.env.observe(self.agents[seat])
+        info = self._infos.get(seat)
+        if info is None:
+            info = self._infos[seat] = self.env.seat_info(seat)
+        return out["observation"], out["action_mask"], info
 
     def invalidate(self) -> None:
         """Mark the bound state as changed (the next :meth:`seat_view` refreshes)."""

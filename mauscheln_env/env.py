@@ -320,13 +320,15 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def attach(self, state: State) -> None:
+    def attach(self, state: State, infos: bool = True) -> None:
         """Point this environment at an engine state the caller owns (a match runner, a search agent).
 
         ``observe``, ``infos`` and ``render`` then describe ``state`` exactly as
         they would in play; call ``attach`` again after the state changed
         outside ``step``. The state is not copied. Every agent is live and no
-        reward is pending afterwards.
+        reward is pending afterwards. With ``infos=False`` only the legal
+        actions are cached and ``infos`` is left empty: a caller that needs one
+        seat's info (the match runner) builds it with :meth:`seat_info`.
         """
         if not isinstance(state, State) or state.n != self.config.num_players:
             raise MauschelnError(f"attach needs an engine State of {self.config.num_players} seats, got {state!r}")
@@ -339,7 +341,11 @@ class raw_env(AECEnv):
         self.truncations = {a: False for a in self.agents}
         if state.to_act is not None:
             self.agent_selection = self.possible_agents[state.to_act]
-        self._update_infos()
+        if infos:
+            self._update_infos()
+        else:
+            self._legal = self.game.legal_actions(state)
+            self.infos = {}
 
     # -------------------------------------------------------------- step
     def step(self, action: int | None) -> None:
@@ -405,46 +411,62 @@ class raw_env(AECEnv):
         The public entries are built once and shared by every agent's dict:
         treat infos as read-only (copy before you modify them).
         """
+        self._legal = self.game.legal_actions(self._engine_state)
+        public = self._public_info()
+        self.infos = {a: self._seat_info(self._seat[a], public) for a in self.agents}
+
+    def seat_info(self, seat: int) -> dict[str, Any]:
+        """The info dict of ``seat`` alone, equal to ``infos[agent]`` (for a caller that skipped the others).
+
+        Only valid right after :meth:`attach` (with or without ``infos``) or a step.
+        """
+        return self._seat_info(seat, self._public_info())
+
+    def _public_info(self) -> dict[str, Any]:
+        """The entries every seat's info shares (built once per change of state)."""
         state = self._engine_state
         session, deal = state.session, state.deal
         g = self.game
         codes = g.deck.codes
-        legal = self._legal = g.legal_actions(state)
-        phase = PHASE_NAMES[state.phase]
-        trump = None if deal.undealt else codes[deal.trump_card]
-        chips = list(session.chips)
         alive = session.alive
-        roles = [ROLE_NAMES[r] if alive[s] else "eliminated" for s, r in enumerate(deal.roles)]
-        trick = [[s, codes[c]] for s, c in deal.trick]
-        won = list(deal.tricks_won)
-        to_act = state.to_act
-        legal_strings = [self._action_strings[x] for x in legal]
-        scores = list(session.scores) if not g.scoring.uses_chips else None
-        hands, seen, blind = deal.hands, deal.seen, deal.blind
-        hand_cache = self._hand_cache
-        dealer, pot = session.dealer, session.pot
-        infos = {}
-        for a in self.agents:
-            seat = self._seat[a]
-            hand = hands[seat] & ~blind[seat] if seen[seat] else 0  # Game.visible_hand
-            cached = hand_cache[seat]
-            if cached[0] != hand:
-                cached = hand_cache[seat] = (hand, tuple(g.deck.codes_of(hand)))
-            infos[a] = info = {
-                "phase": phase,
-                "dealer": dealer,
-                "pot": pot,
-                "chips": chips,
-                "trump": trump,
-                "hand": list(cached[1]),
-                "roles": roles,
-                "trick": trick,
-                "tricks_won": won,
-                "legal": legal_strings if seat == to_act else [],
-            }
-            if scores is not None:
-                info["scores"] = list(scores)
-        self.infos = infos
+        public = {
+            "phase": PHASE_NAMES[state.phase],
+            "dealer": session.dealer,
+            "pot": session.pot,
+            "chips": list(session.chips),
+            "trump": None if deal.undealt else codes[deal.trump_card],
+            "roles": [ROLE_NAMES[r] if alive[s] else "eliminated" for s, r in enumerate(deal.roles)],
+            "trick": [[s, codes[c]] for s, c in deal.trick],
+            "tricks_won": list(deal.tricks_won),
+        }
+        public["_legal"] = [self._action_strings[x] for x in self._legal]
+        public["_scores"] = list(session.scores) if not g.scoring.uses_chips else None
+        return public
+
+    def _seat_info(self, seat: int, public: dict[str, Any]) -> dict[str, Any]:
+        """One seat's info: the shared public entries, its visible hand and (when it acts) the legal moves."""
+        state = self._engine_state
+        deal = state.deal
+        hand = deal.hands[seat] & ~deal.blind[seat] if deal.seen[seat] else 0  # Game.visible_hand
+        cached = self._hand_cache[seat]
+        if cached[0] != hand:
+            cached = self._hand_cache[seat] = (hand, tuple(self.game.deck.codes_of(hand)))
+        info = {
+            "phase": public["phase"],
+            "dealer": public["dealer"],
+            "pot": public["pot"],
+            "chips": public["chips"],
+            "trump": public["trump"],
+            "hand": list(cached[1]),
+            "roles": public["roles"],
+            "trick": public["trick"],
+            "tricks_won": public["tricks_won"],
+            "legal": public["_legal"] if seat == state.to_act else [],
+        }
+        scores = public["_scores"]
+        if scores is not None:
+            info["scores"] = list(scores)
+        return info
 
     # -------------------------------------------------------------- render
     def render(self) -> str | None:

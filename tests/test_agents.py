@@ -234,3 +234,34 @@ def test_agents_degrade_gracefully_on_every_ruleset(ruleset):
         for d in range(2):
             lineup = [make_agent(name, **FAST[name]) for _ in range(players)]
             _play(game, lineup, d, check_invariants=True)
+
+
+@pytest.mark.parametrize("ruleset", ["mauscheln", "mauscheln_classic", "mousel", "mouche", "muschka"])
+def test_skipping_forced_decisions_changes_no_play(ruleset):
+    """The match runner answers a one-action decision for a ``plays_forced_blind`` agent without building its
+    view; the same agent asked at every decision plays the same sessions."""
+    from agents.baselines import BeginnerAgent, ExpertAgent
+
+    class AskedExpert(ExpertAgent):
+        plays_forced_blind = False
+
+    class AskedBeginner(BeginnerAgent):
+        plays_forced_blind = False
+
+    game = Game(make_config(ruleset))
+    runner = MatchRunner(game)
+    forced = 0
+
+    def count(state, seat, obs, mask, info, action):
+        nonlocal forced
+        forced += int(mask.sum()) == 1
+
+    for d in range(12):
+        dealer, spec = make_deal(game, 3, d)
+        seat_seed = lambda k, s, d=d: agent_seed(3, d, k, s)  # noqa: E731
+        fast = runner.play([(ExpertAgent if s % 2 else BeginnerAgent)() for s in range(game.n)], dealer=dealer,
+                           deal=spec, session_seed=d, seed_for=seat_seed, keep_results=True)
+        asked = runner.play([(AskedExpert if s % 2 else AskedBeginner)() for s in range(game.n)], dealer=dealer,
+                            deal=spec, session_seed=d, seed_for=seat_seed, keep_results=True, on_decision=count)
+        assert (fast.deltas, fast.roles, fast.decisions) == (asked.deltas, asked.roles, asked.decisions)
+    assert forced > 0  # the fast path was exercised

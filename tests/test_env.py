@@ -12,6 +12,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import mauscheln_env
 from mauscheln_env import ConfigError, DealError, IllegalActionError, SessionOverError
 from mauscheln_env.engine import Phase
+from mauscheln_env.rulesets import RULESETS
 
 PLAYER_COUNTS = [3, 4, 5, 7]
 
@@ -309,6 +310,32 @@ def test_attach_describes_a_state_owned_by_the_caller():
     assert env.infos["player_2"]["roles"][2] in ("mauschler", "declined")
     with pytest.raises(ValueError, match="engine State"):
         env.attach("not a state")
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_one_seat_info_equals_the_full_infos(ruleset):
+    """``attach(state, infos=False)`` + ``seat_info`` (the match runner's path) gives exactly ``infos``."""
+    from mauscheln_env import Game
+
+    env = mauscheln_env.raw_env(ruleset=ruleset)
+    fast = mauscheln_env.raw_env(ruleset=ruleset)
+    game: Game = env.game
+    rng = np.random.default_rng(11)
+    env.reset(seed=5)
+    state = env.engine_state
+    steps = 0
+    while env.agents and steps < 400:
+        fast.attach(state, infos=False)
+        assert fast.infos == {}
+        for s, agent in enumerate(env.possible_agents):
+            assert fast.seat_info(s) == env.infos[agent]
+            np.testing.assert_array_equal(fast.observe(agent)["action_mask"], env.observe(agent)["action_mask"])
+        if state.phase is Phase.OVER:
+            break
+        legal = game.legal_actions(state)
+        env.step(int(legal[rng.integers(len(legal))]))
+        steps += 1
+    assert steps > 10
 
 
 def test_a_complete_but_invalid_deal_spec_is_refused():

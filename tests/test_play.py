@@ -111,7 +111,7 @@ def _known(table: TerminalTable) -> set[str]:
     for piece in env.observation_layout:  # every card-indexed piece: hand, discards, draws, trump card, tricks, shown
         if piece.shape[-1] == n_cards:
             known |= {codes[c] for c in np.flatnonzero(env.observation_views(obs)[piece.name].reshape(-1, n_cards).sum(0))}
-    info = env.infos[agent]
+    info = env.seat_info(table.human)  # the view builds infos per seat on demand
     return known | set(info["hand"]) | {c for _, c in info["trick"]} | {info["trump"]}
 
 
