@@ -41,6 +41,7 @@ parallel processes (``--workers``), with a progress bar (tqdm if installed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import importlib.util
 import json
@@ -50,8 +51,9 @@ import os
 import shlex
 import signal
 import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -366,7 +368,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
             for task in tasks:
                 absorb(_play_block_task(task))
         else:
-            with _pool_context().Pool(workers, initializer=_worker_init) as pool:  # leaving it terminates the workers
+            with _worker_pool(workers) as pool:
                 for out in pool.imap_unordered(_play_block_task, tasks):
                     absorb(out)
     finally:
@@ -381,6 +383,31 @@ def _pool_context() -> Any:
     if "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
+
+
+@contextlib.contextmanager
+def _worker_pool(workers: int) -> Iterator[Any]:
+    """A worker pool whose processes cannot be interrupted before they ignore Ctrl-C; closing it stops them.
+
+    The workers start while SIGINT is blocked in this thread: a forked child inherits the blocked mask, and
+    so does a spawned one across ``exec``, until :func:`_worker_init` ignores the signal. Without that, a
+    Ctrl-C in the instant the workers start could kill a worker holding the task queue's lock, and stopping
+    the pool would wait on that lock for ever. A Ctrl-C pressed meanwhile is not lost: it stays pending and
+    reaches this process as KeyboardInterrupt once the workers are up.
+    """
+    block = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = _pool_context().Pool(workers, initializer=_worker_init)
+    except BaseException:
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        raise
+    with pool:  # leaving it terminates the workers
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is raised here
+        yield pool
 
 
 def _worker_init() -> None:
@@ -744,9 +771,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
     command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
     try:
+        args = build_parser().parse_args(argv)
         if args.out is not None:
             check_out_dir(args.out, args.overwrite)
         if args.merge:
