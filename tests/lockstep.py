@@ -74,7 +74,8 @@ def rigged_deal(game: Game, rng: np.random.Generator, dealer: int, kind: str) ->
         seat = seats[int(rng.integers(n))]
         hands = [[] for _ in range(n)]
         hands[seat] = quads[0]
-        stock_top = [c for q in quads[1:4] for c in q] if kind == "quartets" else []
+        fits = (N - n * H - 1) // 4  # replacement quartets until the stock runs short: the deal is void (D19)
+        stock_top = [c for q in quads[1:1 + fits] for c in q] if kind == "quartets" else []
         used = set(hands[seat]) | set(stock_top)
         rest = [c for c in rng.permutation(N).tolist() if c not in used]
         for s in range(n):
@@ -136,8 +137,10 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
                                                      for s, d in zip(specs, dealers)]))
     out = env.reset(options=options)
     rngs = [ScriptedRng() for _ in range(num_envs)]
+    stats: Counter = Counter()
     for b in range(num_envs):
         rngs[b].orders.extend(env.chance_log[b])
+        stats["redeals"] += len(env.chance_log[b])  # the first deals are given: anything drawn is a redeal
     states = [
         game.new_session(rngs[b], dealer=int(dealers[b]), deal=specs[b],
                          chips=None if chips is None else chips[b].tolist(), pot=0 if pot is None else int(pot[b]))
@@ -148,7 +151,6 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
     for name, weight in (weights or {}).items():
         if name in game.action_ids:
             w[game.action_ids[name]] = weight
-    stats: Counter = Counter()
 
     def check(cond: bool, where: str) -> None:
         if not cond:
@@ -190,8 +192,9 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
         final_index = res.info["final_index"].tolist()
         for b, st in enumerate(states):
             drawn = env.chance_log[b]
-            for order in drawn:
-                stats["reshuffles" if len(order) != N else "deck_orders"] += 1
+            decks = sum(len(order) == N for order in drawn)
+            stats["reshuffles"] += len(drawn) - decks
+            stats["redeals"] += decks - bool(new_deal[b])  # a Vierling void: the same dealer deals again
             rngs[b].orders.extend(drawn)
             results = game.apply(st, int(actions[b]))
             expected = np.zeros(n, dtype=np.float32)

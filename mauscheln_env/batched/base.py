@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from mauscheln_env.batched.ops import mask, pick, rows, seat_get, seat_onehot, seat_put
-from mauscheln_env.batched.state import TableState
+from mauscheln_env.batched.state import TableState, sessions_of
 from mauscheln_env.engine import PLAYING_ROLES, Phase, Role, StockPolicy
 
 if TYPE_CHECKING:
@@ -123,8 +123,6 @@ class Rules:
         """The engine's random source (set by the engine); chance is drawn only outside the fused step."""
         self.chance_log: list[list[list[int]]] | None = None
         """With the engine's ``record_chance``: every permutation drawn, per session, in the order drawn."""
-        self.sessions: torch.Tensor | None = None
-        """The sessions (global rows) the kernels run on outside the fused step, for the chance log."""
 
     def index_of(self, stage_type: type) -> int:
         """Index of the first stage of ``stage_type`` (the reference's ``Game.goto``)."""
@@ -134,11 +132,12 @@ class Rules:
         raise RuntimeError(f"no {stage_type.__name__} stage in {self.game.stages}")
 
     # ------------------------------------------------------------------ chance
-    def permutations(self, size: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    def permutations(self, st: TableState, size: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         """``int64[M, N]``: in each row of ``m`` a uniform permutation of ``0..size-1`` in its first ``size``
         columns (the reference's ``rng.permutation(size)``), drawn in row order; other rows get the identity.
 
-        Every draw is appended to ``chance_log`` when the engine records chance.
+        Every draw is appended to ``chance_log`` (by the sessions the rows of ``st`` are) when the engine
+        records chance. Never inside the fused step.
         """
         k = self.k
         M, N = m.shape[0], k.N
@@ -152,7 +151,8 @@ class Rules:
         perm = u.argsort(dim=1)
         out.index_copy_(0, idx, perm)
         if self.chance_log is not None:
-            sessions = idx if self.sessions is None else self.sessions.index_select(0, idx)
+            above = sessions_of(st)
+            sessions = idx if above is None else above.index_select(0, idx)
             for row, count, p in zip(sessions.tolist(), sz.tolist(), perm.tolist()):
                 self.chance_log[row].append(p[:count])
         return out

@@ -120,7 +120,7 @@ class VierlingK(Kernel):
     def _redeal(self, st: TableState, m: torch.Tensor) -> None:
         """``Game.redeal``: a fresh deal object (cards only; the stakes and quartet payments stay), new cards."""
         rules = self.rules
-        st.deck = pick(rows(m), rules.permutations(torch.full_like(st.phase, self.k.N), m), st.deck)
+        st.deck = pick(rows(m), rules.permutations(st, torch.full_like(st.phase, self.k.N), m), st.deck)
         st.order_dealer = pick(m, -1, st.order_dealer)
         for name in ("discards", "drawn"):
             setattr(st, name, getattr(st, name) & ~rows(m))
@@ -142,20 +142,21 @@ def take_from_stock(rules: Rules, st: TableState, m: torch.Tensor, count: torch.
     return got
 
 
-def draw(rules: Rules, st: TableState, m: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+def draw(rules: Rules, st: TableState, m: torch.Tensor, count: torch.Tensor, refill_ok: bool = True) -> torch.Tensor:
     """``Game.draw``: ``count`` cards under the shortage policy; an empty stock is refilled (RULES.md §1.7).
 
     The refill (D12, D26; D11 for RESHUFFLE_TRUMP) shuffles the discard pile, ascending card order as the
     reference lists it, plus the face-up trump card when the policy takes it and the dealer did not knock; the
     reference's ``rng.permutation(k)`` of that list is drawn here (and logged: the chance contract), and the
-    new stock is drawn from the permuted list's end.
+    new stock is drawn from the permuted list's end. ``refill_ok=False`` (the fused step): the caller has
+    deferred every row that would need a refill.
     """
     count = count & m
     first = torch.minimum(count, st.stock_n)
     got = take_from_stock(rules, st, m, first)
     rest = count - first
     short = m & mask(rest > 0)
-    if rules.policy is not StockPolicy.CAP and any_rows(short):
+    if refill_ok and rules.policy is not StockPolicy.CAP and any_rows(short):
         refill(rules, st, short)
         got = got | take_from_stock(rules, st, short, rest)
     return got
@@ -176,7 +177,7 @@ def refill(rules: Rules, st: TableState, m: torch.Tensor) -> None:
         size = size + (with_trump & 1)
         bits = bits | (k.cards_bit(st.trump_card) & with_trump)
         st.face_up = st.face_up & ~with_trump
-    perm = rules.permutations(size, m)  # perm[:, :size] is the reference's rng.permutation(size)
+    perm = rules.permutations(st, size, m)  # perm[:, :size] is the reference's rng.permutation(size)
     shuffled = pool.gather(1, perm)  # the reference's new stock list, drawn from its end
     top_first = shuffled.gather(1, (size[:, None] - 1 - k.card_ar).clamp(min=0))
     st.stock = pick(rows(m), top_first, st.stock)
@@ -189,7 +190,16 @@ def refill(rules: Rules, st: TableState, m: torch.Tensor) -> None:
 # ---------------------------------------------------------------------- the exchange
 
 
-def finish_exchange(rules: Rules, st: TableState, m: torch.Tensor) -> None:
+def needs_refill(rules: Rules, st: TableState, m: torch.Tensor) -> torch.Tensor:
+    """Rows of ``m`` (saying ``done``) whose draw empties the stock and needs a reshuffle (chance)."""
+    if rules.policy is StockPolicy.CAP:
+        return torch.zeros_like(m)
+    knocker = mask(st.xturn == int(XTurn.KNOCKER)) & 1
+    final = mask(st.xturn == int(XTurn.FINAL))
+    return m & ~final & mask(st.marked - knocker > st.stock_n)
+
+
+def finish_exchange(rules: Rules, st: TableState, m: torch.Tensor, refill_ok: bool = True) -> None:
     """The turn's ``finish`` at ``done`` (draws: chance under a reshuffle policy), on rows ``m``.
 
     NORMAL and DECIDE draw |D|; KNOCKER takes the trump card and |D| - 1 blind cards; BLIND draws |D| blind;
@@ -203,7 +213,7 @@ def finish_exchange(rules: Rules, st: TableState, m: torch.Tensor) -> None:
     st.exchanged = pick(one & counted[:, None], (kk + 1)[:, None], st.exchanged)
     if any_rows(knocker | final):
         rules.take_trump_card(st, knocker | final, seat)
-    got = draw(rules, st, counted, kk - (knocker & 1))
+    got = draw(rules, st, counted, kk - (knocker & 1), refill_ok)
     st.hands = st.hands | (one & got[:, None])
     st.drawn = st.drawn | (one & got[:, None])
     st.blind = pick(knocker | blind, got, st.blind)

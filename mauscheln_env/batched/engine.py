@@ -55,11 +55,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from mauscheln_env.batched.cards import finish_exchange
 from mauscheln_env.batched.observe import Encoder
-from mauscheln_env.batched.ops import ABSENT, compiled, mask
-from mauscheln_env.batched.program import Program
-from mauscheln_env.batched.state import TableState
+from mauscheln_env.batched.ops import compiled, mask
+from mauscheln_env.batched.program import PAUSE_STAGE, PAUSE_STEP, Program
+from mauscheln_env.batched.state import RowView, TableState
 from mauscheln_env.batched.statics import Statics
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game, Phase
@@ -205,16 +204,10 @@ class BatchedMauscheln(VectorEnv):
 
     # ------------------------------------------------------------------ rows outside the fused step
     def _on_rows(self, idx: torch.Tensor, fn: Any) -> None:
-        """Run ``fn(sub_state, all_rows_mask)`` on the sessions ``idx`` and write them back."""
-        sub = self.st.select(idx)
-        self.rules.sessions = idx
-        try:
-            fn(sub, torch.full_like(idx, -1))
-        finally:
-            self.rules.sessions = None
-        if sub.queue.shape[1] != self.st.queue.shape[1]:
-            self.st.resize_queue(sub.queue.shape[1])
-        self.st.scatter_(idx, sub)
+        """Run ``fn(rows, all_rows_mask)`` on the sessions ``idx`` (a :class:`RowView`) and write them back."""
+        view = RowView(self.st, idx)
+        fn(view, torch.full_like(idx, -1))
+        view.commit()
 
     def _log_start(self) -> None:
         self.chance_log = [[] for _ in range(self.num_envs)] if self.record_chance else None
@@ -275,10 +268,11 @@ class BatchedMauscheln(VectorEnv):
             return
         program, k = self.program, self.k
 
+        self.st.fresh_deal_(idx, self.scoring.uses_chips)
+
         def start(sub: TableState, m: torch.Tensor) -> None:
-            fresh_deal(sub, k, self.scoring.uses_chips)
             if orders is None:
-                sub.deck = self.rules.permutations(torch.full_like(m, k.N), m)
+                sub.deck = self.rules.permutations(sub, torch.full_like(m, k.N), m)
             else:
                 sub.deck = orders.clone()  # given at a reset: one per session, dealt for the reset's dealer
                 sub.order_dealer = order_dealer.clone()
@@ -294,12 +288,19 @@ class BatchedMauscheln(VectorEnv):
         a = self._check_actions(actions)
         self._log_start()
         B, n, dev = self.num_envs, self.num_players, self.device
-        st, rules, program = self.st, self.rules, self.program
-        done = ((st.phase == int(Phase.EXCHANGE)) & (a == self.k.ids["done"])).nonzero()[:, 0]
-        if done.shape[0]:
-            self._on_rows(done, lambda sub, m: finish_exchange(rules, sub, m))
-        st.assign_(self._advance_step(st, a))
-        paused = st.pause.nonzero()[:, 0]
+        st, program = self.st, self.program
+        if self.compiled:
+            st.assign_(self._advance_step(st, a))
+            deferred = (st.pause == PAUSE_STEP).nonzero()[:, 0]
+            if deferred.shape[0]:  # their draw reshuffles: this step runs here for them
+                def redo(sub: TableState, m: torch.Tensor) -> None:
+                    sub.pause = torch.zeros_like(sub.pause)
+                    program.advance_rows(sub, a.index_select(0, deferred))
+
+                self._on_rows(deferred, redo)
+        else:
+            program.advance_rows(st, a)
+        paused = (st.pause == PAUSE_STAGE).nonzero()[:, 0]
         if paused.shape[0]:
             def resume(sub: TableState, m: torch.Tensor) -> None:
                 sub.pause = torch.zeros_like(sub.pause)
@@ -320,7 +321,7 @@ class BatchedMauscheln(VectorEnv):
         final_chips = st.chips.index_select(0, restart)
         if self.final_observations:
             info["final_index"] = restart
-            sub = st.select(restart.repeat_interleave(n))
+            sub = RowView(st, restart.repeat_interleave(n))
             info["final_obs"] = self.encoder.encode(sub, self.k.seat_ar.repeat(restart.shape[0])).view(
                 restart.shape[0], n, self.obs_size)
         if restart.shape[0]:
@@ -451,10 +452,11 @@ class BatchedMauscheln(VectorEnv):
         k = self.k
         ones, numbers, cards = self.encoder.parts_of(st, st.to_act)
         self.encoder.write_cards(out, cards)
-        bits = self.program.legal(st)
         if torch.compiler.is_compiling():
+            bits = self.program.legal(st)
             legal = ((bits[:, None] >> k.action_ar) & 1).to(torch.uint8)
         else:
+            bits = self.program.legal_rows(st)
             legal = k.expand(bits[:, None], self.num_actions, as_bool=True)[:, 0].contiguous()
         return legal, ones + self._row_obs, numbers
 
@@ -472,23 +474,3 @@ class BatchedMauscheln(VectorEnv):
         if self._mask_t is None:
             raise MauschelnError("call reset() first")
         return self.state_encoder.encode(self.st, torch.zeros(self.num_envs, dtype=torch.int64, device=self.device))
-
-
-def fresh_deal(st: TableState, k: Statics, uses_chips: bool) -> None:
-    """``Game.start_deal``'s new :class:`~mauscheln_env.engine.Deal`: every deal field back to its start."""
-    z = torch.zeros_like
-    st.start = (st.chips if uses_chips else st.scores).clone()
-    st.entering, st.end_kind, st.pause = z(st.entering), z(st.end_kind), z(st.pause)
-    st.end_seat = torch.full_like(st.end_seat, -1)
-    st.order_dealer = torch.full_like(st.order_dealer, -1)
-    st.undealt = torch.ones_like(st.undealt)
-    for name in ("stock", "stock_pos", "stock_n", "stock_bits", "pile", "hands", "discards", "drawn", "dead",
-                 "revealed", "trump_card", "trump_suit", "face_up", "unseen", "blind", "knocked", "roles",
-                 "exchanged", "parts", "leader", "xturn", "xfirst", "marked", "xmin", "xcap", "tdone", "tcount",
-                 "win_seat", "win_card", "led_suit", "led_card", "won", "locked", "pushes", "pot_was_empty",
-                 "new_pot", "swapped"):
-        setattr(st, name, z(getattr(st, name)))
-    for name in ("holder", "mauschler", "as_holder", "belli_payer", "belli_to", "announced"):
-        setattr(st, name, torch.full_like(getattr(st, name), -1))
-    st.tcards = torch.full_like(st.tcards, ABSENT)
-    st.tlead = torch.full_like(st.tlead, ABSENT)

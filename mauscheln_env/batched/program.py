@@ -36,11 +36,13 @@ from mauscheln_env.batched.cards import (
     SettleK,
     TrickHookK,
     VierlingK,
+    finish_exchange,
+    needs_refill,
 )
 from mauscheln_env.batched.deciding import AnnounceK, DecideK, MoucheCheckK, NameTrumpK, QueueK
-from mauscheln_env.batched.ops import any_rows, mask
+from mauscheln_env.batched.ops import any_rows, mask, pick
 from mauscheln_env.batched.settle import MoucheK, PerTrickK, PointsK, ScoringK
-from mauscheln_env.batched.state import TableState
+from mauscheln_env.batched.state import RowView, TableState
 from mauscheln_env.batched.statics import Statics
 from mauscheln_env.engine import Ante, DealCards, Exchange, Game, Phase, Play, Settle
 from mauscheln_env.errors import ConfigError
@@ -66,6 +68,10 @@ from mauscheln_env.rulesets.mousel import FlatBete, MouselDeclare, MouselKnock
 from mauscheln_env.rulesets.muschka import AceOfSpades, PointsScoring, someone_at_zero
 
 Builder = Callable[[Any, int, Rules], Kernel]
+
+PAUSE_STAGE, PAUSE_STEP = 1, 2
+"""``pause`` codes: the deal waits at a stage that runs outside the fused step; the whole step of this row
+runs outside it (its draw needs a reshuffle: chance)."""
 
 KNOCK_TURNS: dict[type, XTurn] = {ModernKnock: XTurn.KNOCKER, ClassicKnock: XTurn.BLIND}
 """The knocker's first exchange turn, by knock class (``exchange_plan``)."""
@@ -203,18 +209,26 @@ class Program:
             if not any_rows(m):
                 continue
             if kernel.slow and not slow:
-                st.pause = st.pause | (m & 1)
+                st.pause = pick(m, PAUSE_STAGE, st.pause)
                 continue
             kernel.enter(st, m)
 
     def advance(self, st: TableState, a: torch.Tensor) -> TableState:
-        """The state after every session applies its action ``a`` (``Game.apply``): a new state, pure."""
+        """The state after every session applies its action ``a`` (``Game.apply``): a new state, pure.
+
+        A seat saying ``done`` draws first (the turn's ``finish``); a row whose draw needs a reshuffle is left
+        unchanged with ``pause = PAUSE_STEP``, for :meth:`advance_rows` to step it outside.
+        """
         st = st.copy()
         st.end_kind = torch.zeros_like(st.end_kind)
         st.end_seat = torch.full_like(st.end_seat, -1)
         phase = st.phase
+        done = mask(phase == int(Phase.EXCHANGE)) & mask(a == self.k.ids["done"])
+        defer = needs_refill(self.rules, st, done)
+        st.pause = pick(defer, PAUSE_STEP, st.pause)
+        finish_exchange(self.rules, st, done & ~defer, refill_ok=False)
         for p, kernel in self.handlers.items():
-            m = mask(phase == int(p))
+            m = mask(phase == int(p)) & ~defer
             if any_rows(m):
                 kernel.act(st, p, a, m)
         self.resolve(st, slow=False)
@@ -227,4 +241,49 @@ class Program:
             m = mask(st.phase == int(p))
             if any_rows(m):
                 bits = bits | (kernel.legal(st, p) & m)
+        return bits
+
+    # ------------------------------------------------------------------ the same step, eagerly, row by phase
+    # Without torch.compile every tensor operation costs a dispatch and a pass over its rows, so the eager
+    # engine runs each kernel on the rows it concerns only (RowView): the same kernels, the same results.
+
+    def advance_rows(self, st: TableState | RowView, a: torch.Tensor) -> None:
+        """:meth:`advance` in place (rebinding ``st``'s fields), each kernel on the rows of its phase; draws
+        may reshuffle here."""
+        st.end_kind = torch.zeros_like(st.end_kind)
+        st.end_seat = torch.full_like(st.end_seat, -1)
+        phase = st.phase.clone()  # the commits below write the root state's tensors in place
+        done = ((phase == int(Phase.EXCHANGE)) & (a == self.k.ids["done"])).nonzero()[:, 0]
+        if done.shape[0]:
+            view = RowView(st, done)
+            finish_exchange(self.rules, view, torch.full_like(done, -1))
+            view.commit()
+        for p, kernel in self.handlers.items():
+            idx = (phase == int(p)).nonzero()[:, 0]
+            if idx.shape[0]:
+                view = RowView(st, idx)
+                kernel.act(view, p, a.index_select(0, idx), torch.full_like(idx, -1))
+                view.commit()
+        self.resolve_rows(st, slow=False)
+
+    def resolve_rows(self, st: TableState | RowView, slow: bool) -> None:
+        """:meth:`resolve` in place, each stage on the rows entering it."""
+        for kernel in self.stages:
+            idx = (st.entering == kernel.index).nonzero()[:, 0]
+            if not idx.shape[0]:
+                continue
+            if kernel.slow and not slow:
+                st.pause = st.pause.index_fill(0, idx, PAUSE_STAGE)
+                continue
+            view = RowView(st, idx)
+            kernel.enter(view, torch.full_like(idx, -1))
+            view.commit()
+
+    def legal_rows(self, st: TableState) -> torch.Tensor:
+        """:meth:`legal`, each phase's kernel on its rows."""
+        bits = torch.zeros_like(st.phase)
+        for p, kernel in self.handlers.items():
+            idx = (st.phase == int(p)).nonzero()[:, 0]
+            if idx.shape[0]:
+                bits.index_copy_(0, idx, kernel.legal(RowView(st, idx), p))
         return bits

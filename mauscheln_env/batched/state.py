@@ -57,6 +57,18 @@ import torch
 
 from mauscheln_env.batched.ops import ABSENT, NO_SEAT
 
+DEAL_FIELDS: dict[str, int] = {
+    **dict.fromkeys(("entering", "end_kind", "pause", "stock", "stock_pos", "stock_n", "stock_bits", "pile", "hands",
+                     "discards", "drawn", "dead", "revealed", "trump_card", "trump_suit", "face_up", "unseen", "blind",
+                     "knocked", "roles", "exchanged", "parts", "leader", "xturn", "xfirst", "marked", "xmin", "xcap",
+                     "tdone", "tcount", "win_seat", "win_card", "led_suit", "led_card", "won", "locked", "pushes",
+                     "pot_was_empty", "new_pot", "swapped"), 0),
+    **dict.fromkeys(("end_seat", "order_dealer", "holder", "mauschler", "as_holder", "belli_payer", "belli_to",
+                     "announced"), NO_SEAT),
+    "undealt": 1, "tcards": ABSENT, "tlead": ABSENT,
+}
+"""Every field of the current deal and its value in a new deal (``Game.start_deal``'s new ``Deal``)."""
+
 PER_SEAT = ("chips", "scores", "start", "hands", "discards", "drawn", "roles", "exchanged", "won")
 """Fields of shape [B, n]."""
 
@@ -161,6 +173,12 @@ class TableState:
         for f in dataclasses.fields(self):
             getattr(self, f.name).index_copy_(0, idx, getattr(part, f.name))
 
+    def fresh_deal_(self, idx: torch.Tensor, uses_chips: bool) -> None:
+        """Rows ``idx`` begin a new deal: every deal field back to its start, ``start`` := chips (or scores)."""
+        for name, value in DEAL_FIELDS.items():
+            getattr(self, name).index_fill_(0, idx, value)
+        self.start.index_copy_(0, idx, (self.chips if uses_chips else self.scores).index_select(0, idx))
+
     def assign_(self, other: TableState) -> None:
         """Take every field of ``other`` (the result of a pure kernel) as this state's.
 
@@ -182,3 +200,61 @@ class TableState:
             grown = torch.zeros(B, Q, dtype=torch.int64, device=self.queue.device)
             grown[:, :old] = self.queue
             self.queue = grown
+
+
+FIELDS = tuple(f.name for f in dataclasses.fields(TableState))
+
+
+def sessions_of(st: TableState | RowView) -> torch.Tensor | None:
+    """The engine's sessions that the rows of ``st`` are (None: every session, in order)."""
+    return st.sessions if isinstance(st, RowView) else None
+
+
+class RowView:
+    """Rows ``idx`` of a :class:`TableState`, for kernels that run on a few sessions.
+
+    A field is read from the parent (``index_select``) the first time a kernel uses it; a field a kernel
+    rebinds is written back into the parent's rows by :meth:`commit` (``index_copy_``). Kernels see the same
+    attributes as on a state, so the same kernel code runs on the whole batch or on these rows.
+    """
+
+    def __init__(self, parent: TableState | RowView, idx: torch.Tensor) -> None:
+        object.__setattr__(self, "_parent", parent)
+        object.__setattr__(self, "_idx", idx)
+        object.__setattr__(self, "_dirty", set())
+        above = sessions_of(parent)
+        object.__setattr__(self, "sessions", idx if above is None else above.index_select(0, idx))
+        """The sessions (rows of the engine's state) these rows are."""
+
+    def __getattr__(self, name: str) -> torch.Tensor:
+        if name not in FIELDS:
+            raise AttributeError(name)
+        value = getattr(self._parent, name).index_select(0, self._idx)
+        object.__setattr__(self, name, value)
+        return value
+
+    def __setattr__(self, name: str, value: torch.Tensor) -> None:
+        if name not in FIELDS:
+            raise AttributeError(f"a state has no field {name!r}")
+        object.__setattr__(self, name, value)
+        self._dirty.add(name)
+
+    def commit(self) -> None:
+        """Write every rebound field back into the parent's rows."""
+        parent, idx = self._parent, self._idx
+        for name in self._dirty:
+            target = getattr(parent, name)
+            if isinstance(parent, RowView):
+                setattr(parent, name, target.index_copy(0, idx, self.__dict__[name]))
+            else:
+                target.index_copy_(0, idx, self.__dict__[name])
+        self._dirty.clear()
+
+    def resize_queue(self, Q: int) -> None:
+        """Grow the queue, here and in the parent."""
+        self._parent.resize_queue(Q)
+        if "queue" in self.__dict__:
+            old = self.__dict__["queue"]
+            grown = torch.zeros(old.shape[0], Q, dtype=torch.int64, device=old.device)
+            grown[:, :old.shape[1]] = old
+            object.__setattr__(self, "queue", grown)
