@@ -16,12 +16,23 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 from mauscheln_env import DealSpec, Game, Observer
 from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.engine import Phase
 from mauscheln_env.vector import DEAL_KINDS, DEAL_NONE, deal_spec_to_order
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Small batches gain nothing from intra-op threads, and on a busy CI machine a parallel op waits for a
+    descheduled worker (import it into a test module to use it). Restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 class LockstepError(AssertionError):
@@ -111,6 +122,8 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
     game = Game(config)
     observer, state_observer = Observer(game), Observer(game, omniscient=True)
     n, N = game.n, game.num_cards
+    if compile:  # torch.compile counts recompiles per function over every engine in the process: start afresh
+        torch._dynamo.reset()
     env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy, compile=compile,
                            record_chance=True)
     np_rng = np.random.default_rng(seed)
