@@ -151,11 +151,9 @@ def _seat_labels(piece: Any, off: int, value: torch.Tensor, v: View, dummy: torc
 
 def _trick_cards(piece: Any, off: int, value: torch.Tensor, v: View, dummy: torch.Tensor) -> torch.Tensor:
     k = v.k
-    n, N, T = k.n, k.N, k.T
-    cards = value[:, :T * n].reshape(-1, T, n)
-    base = off + (torch.arange(T, device=k.device) * (n * N))[:, None] + (v.rel(k.seat_ar.expand(v.me.shape[0], n))
-                                                                          * N)[:, None, :]
-    return pick(mask(cards >= 0), base + cards, dummy[:, None, None]).reshape(-1, T * n)
+    cards = value[:, :k.T * k.n]
+    base = v.tables["trick_base"].index_select(0, v.me) + off  # trick t, relative seat of the player
+    return pick(mask(cards >= 0), base + cards, dummy[:, None])
 
 
 def _trick_leaders(piece: Any, off: int, value: torch.Tensor, v: View, dummy: torch.Tensor) -> torch.Tensor:
@@ -223,7 +221,10 @@ class Encoder:
         role_pos = [0] * (max(int(r) for r in Role) + 1)
         for i, name in enumerate(spec.roles):
             role_pos[int(Role[name.upper()])] = i
-        self.tables = {"phase_pos": k.long(phase_pos), "role_pos": k.long(role_pos)}
+        n, N = k.n, k.N
+        trick_base = [[t * n * N + ((s - me) % n) * N for t in range(k.T) for s in range(n)] for me in range(n)]
+        self.tables = {"phase_pos": k.long(phase_pos), "role_pos": k.long(role_pos),
+                       "trick_base": k.long(trick_base).view(n, k.T * n)}
         self.parts: list[tuple[Any, int, str, Callable[..., torch.Tensor], Callable[[View], torch.Tensor]]] = []
         numbers: list[tuple[int, int]] = []
         cards: list[tuple[int, int]] = []
