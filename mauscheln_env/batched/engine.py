@@ -8,21 +8,24 @@ observations, ``state()``, rewards and session ends at every step).
 
 ## How a step runs
 
-1. The seats that say ``done`` draw (``finish_exchange``; a reshuffle draws
-   chance), on the few sessions concerned.
-2. :meth:`Program.advance`, a pure function of the state: every session applies
-   its action with the kernel of its phase, then enters the following stages
-   until a decision is asked, the deal ends, or a stage that runs outside the
-   fused step pauses it. With ``compile=True`` this goes through
-   ``torch.compile``.
-3. The paused sessions continue (dealing after a classic offer, the mouche check).
-4. Deals that ended are settled by the scoring kernel (RULES.md §3), seats
+1. :meth:`Program.advance`, a pure function of the state: a seat that says
+   ``done`` draws (``finish_exchange``), every session applies its action with
+   the kernel of its phase, then enters the following stages until a decision
+   is asked, the deal ends, or a stage that runs outside the fused step (it
+   draws chance: dealing, Vierling, the stakes, the queue, the mouche check)
+   pauses it. With ``compile=True`` this goes through ``torch.compile``, and a
+   row whose draw would reshuffle the stock (chance) is left unchanged and
+   stepped eagerly afterwards. Eagerly (``compile=False``) the same kernels run
+   each on the rows of its phase only (:meth:`Program.advance_rows`, through
+   :class:`~mauscheln_env.batched.state.RowView`).
+2. The paused sessions continue (the stages that draw chance).
+3. Deals that ended are settled by the scoring kernel (RULES.md §3), seats
    without chips are eliminated, sessions end or move the deal on (§3.5), ended
    sessions restart, and new deals begin (stakes, cards, the stages up to the
    first decision).
-5. The legal mask and observation of every seat to act (also compiled).
+4. The legal mask and observation of every seat to act (also compiled).
 
-Steps 1, 3 and 4 run eagerly on the rows concerned (found with ``nonzero``),
+Steps 2 and 3 run eagerly on the rows concerned (found with ``nonzero``),
 which are few in any step: the fused kernels do the common work for all rows.
 
 ## Chance
@@ -113,7 +116,10 @@ class BatchedMauscheln(VectorEnv):
     observation of each ended session). ``validate=False`` skips the check that every action is in the mask.
     ``compile=True`` runs the step's two fused kernels (applying the actions; the mask and observation of
     every seat to act) through ``torch.compile``, with results identical to the eager code; the first
-    ``reset`` then compiles (seconds to tens of seconds; the CPU needs a C++ compiler). ``record_chance=True``
+    ``reset`` then compiles (seconds to minutes; the CPU needs a C++ compiler). torch.compile counts
+    recompiles of a function over every engine in the process (``torch._dynamo.config.recompile_limit``, 8
+    by default) and past that runs it eagerly: a process that builds compiled engines of many shapes or
+    configurations calls ``torch._dynamo.reset()`` before each (the benchmark and the tests do). ``record_chance=True``
     keeps :attr:`chance_log` (the chance contract; for differential tests).
     """
 
