@@ -233,11 +233,11 @@ def deal_spec_to_order(game: Game, spec: DealSpec, dealer: int) -> np.ndarray:
     for s, hand in enumerate(spec.hands):
         if len(hand) != H:
             raise DealError(f"hand of seat {s} has {len(hand)} cards; a hand in {game.config.ruleset} has {H}")
-    seats = [(dealer + k) % n for k in range(1, n + 1)]
+    seats = game.live_from([True] * n, game.next_live([True] * n, dealer))  # from forehand, dealer last
     hands = {s: sorted(spec.hands[s]) for s in range(n)}
     taken = dict.fromkeys(range(n), 0)
     order: list[int] = []
-    for step in game.config.spec.deal_pattern:
+    for step in game.deal_pattern:
         if step == "T":
             order.append(spec.trump)
             continue

@@ -52,6 +52,17 @@ def test_batched_run_against_the_tensor_baselines(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
+@pytest.mark.parametrize("ruleset", ["muschka"])
+def test_batched_run_on_another_ruleset(tmp_path, ruleset):
+    """Every ruleset trains on the batched backend, here against the tensor `random` opponent."""
+    proc = run_train("--run-dir", str(tmp_path / "run"), "--backend", "batched", "--ruleset", ruleset,
+                     "--num-envs", "16", "--total-decisions", "1024", "--self-play-prob", "0",
+                     "--baseline-opponents", "random", "--pool-size", "0", "--checkpoint-every", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "update 2/2" in proc.stdout and "decisions/s end to end (batched backend" in proc.stdout
+    assert (tmp_path / "run" / "policy.safetensors").is_file()
+
+
 def test_opponent_assignment_covers_both_formats():
     from train.ppo_selfplay import _assign, make_args
 

@@ -88,7 +88,7 @@ class Args:
     seed: int = 1
     """Seed of everything: dealing, sampling, minibatches, initial weights."""
     ruleset: str = "mauscheln"
-    """Ruleset or preset file to train on (configs/rules/*.yaml); the batched backend supports mauscheln."""
+    """Ruleset or preset file to train on (configs/rules/*.yaml); the batched backend plays every ruleset."""
     num_players: Annotated[int | None, tyro.conf.arg(aliases=("--players",))] = None
     """Seats at the table (default: the preset's, else 4)."""
     rules: Annotated[dict[str, Any], KEY_VALUES, tyro.conf.arg(name="rule")] = field(default_factory=dict)

@@ -438,11 +438,19 @@ class MoucheScoring(ScoringRule):
 # ---------------------------------------------------------------------- the rules
 
 
-def rounds_over(rounds: int) -> Any:
-    """D34: the session ends after ``rounds`` full rounds, every seat having dealt equally often."""
-    def over(g: Game, st: State) -> bool:
-        return st.session.deals_settled >= rounds * g.n
-    return over
+class RoundsOver:
+    """D34: the session ends after ``rounds`` full rounds, every seat having dealt equally often (an end hook)."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+
+    def __call__(self, g: Game, st: State) -> bool:
+        return st.session.deals_settled >= self.rounds * g.n
+
+
+def rounds_over(rounds: int) -> RoundsOver:
+    """The end hook of ``rounds`` full rounds (D34)."""
+    return RoundsOver(rounds)
 
 
 def _pieces(o: MoucheOptions) -> list:
