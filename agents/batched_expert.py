@@ -73,13 +73,12 @@ batched engine (``knock``, ``knock_min_rank``, ``stake``, ``bankroll``,
 ``max_deals``, ``max_throw_ins``, ``deck_size``); ``vierling``, ``belli`` and
 ``weli`` raise :class:`~mauscheln_env.errors.ConfigError`.
 
-:func:`batched_opponent` builds the batched opponents by name (``expert``,
-``random``) for the trainer.
+:func:`agents.tensor.batched_opponent` builds the batched opponents by name
+(``random``, ``beginner``, ``expert``, for every ruleset) for the trainer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -106,6 +105,15 @@ def _check_game(game: Game) -> None:
         value = opts.get(name)
         if value != MAUSCHELN.options[name].default:
             raise ConfigError(f"the batched expert does not play option {name}={value!r}; supported: {supported}")
+
+
+def batched_expert_supports(game: Game) -> bool:
+    """Whether :class:`BatchedExpert` plays ``game`` (ruleset ``mauscheln`` without Vierling, Belli, Weli)."""
+    try:
+        _check_game(game)
+    except ConfigError:
+        return False
+    return True
 
 
 class BatchedExpert:
@@ -391,27 +399,3 @@ class BatchedRandom:
             raise ValueError(f"mask has shape {tuple(mask.shape)}; allowed: [B, {self.num_actions}]")
         u = torch.rand(mask.shape, generator=self.generator, device=self.device)
         return torch.where(mask, u, -1.0).argmax(dim=1)
-
-
-_OPPONENTS: dict[str, Callable[..., BatchedExpert | BatchedRandom]] = {
-    "expert": lambda game, device, seed, **params: BatchedExpert(game, device, **params),
-    "random": lambda game, device, seed: BatchedRandom(game, device, seed=seed),
-}
-"""Batched opponents by name: ``factory(game, device, seed, **params)``."""
-BATCHED_OPPONENTS = frozenset(_OPPONENTS)
-"""The scripted agents that have a batched version (the trainer uses them on any backend)."""
-
-
-def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", seed: int = 0,
-                     **params: Any) -> BatchedExpert | BatchedRandom:
-    """A batched opponent by name: an object with ``.act(obs, mask) -> int64[B]``.
-
-    ``expert`` (:class:`BatchedExpert`, keyword ``risk``) or ``random``
-    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``).
-    """
-    if name not in _OPPONENTS:
-        raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
-    try:
-        return _OPPONENTS[name](game, device, seed, **params)
-    except TypeError as exc:
-        raise ValueError(f"batched opponent {name!r}: {exc}") from exc

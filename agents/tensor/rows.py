@@ -1,0 +1,155 @@
+"""A Python strategy behind the tensor interface: ``act(obs, mask)`` row by row, from the observation alone.
+
+:class:`RowAgent` runs the very Python strategy of :mod:`agents.strategies` on
+each row of a batch, with the ``info`` the strategy reads rebuilt from the
+observation (nothing else is at hand on the batched backend), in the frame of
+relative seats (the acting seat is seat 0):
+
+| info field | from the observation |
+| --- | --- |
+| ``phase`` | the ``phase`` one-hot (labels: the spec's phases) |
+| ``dealer`` | the ``dealer`` one-hot |
+| ``pot``, ``chips``, ``scores`` | ``round(value / scale)`` of the pieces of those names (0 where the scoring has none) |
+| ``tricks_won`` | ``round(tricks_won * num_tricks)`` |
+| ``trick`` | the last trick with a leader while fewer of its cards lie than seats play the tricks, in play order from its leader |
+| ``hand`` | the ``hand`` piece |
+
+Its decisions are those of the Python agent given the same observation
+(``tests/test_tensor_agents.py``): the trick-model strategies make no
+decision that depends on the seat's absolute number, and the one memory they
+keep between decisions (the rest of an exchange planned at its first card) is
+cleared before each row: the plan is a shortcut, and planning again from the
+observation gives the same card. It is as fast as the Python agent (a loop
+over the rows, in Python): the strategies of the trick model are not tensor
+code yet; it is what lets training use them on the batched backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from agents.strategies import strategy_class
+from agents.strategies.common import Strategy
+from agents.tensor.common import TensorAgent, check_layout
+from mauscheln_env.engine import PLAYING_ROLES, Game, Role
+from mauscheln_env.observation import Numbers, SeatNumbers
+
+
+class InfoFromObservation:
+    """Rebuilds the ``info`` dict a Python strategy reads from one observation (relative seats)."""
+
+    def __init__(self, game: Game, who: str) -> None:
+        self.observer = observer = check_layout(game, who)
+        self.game = game
+        self.phases = tuple(game.spec.phases)
+        self.codes = tuple(game.deck.codes)
+        self.playing = [Role[name.upper()] in PLAYING_ROLES for name in game.spec.roles]
+        self.numbers = {}
+        for name, codec in (("pot", Numbers), ("chips", SeatNumbers), ("scores", SeatNumbers)):
+            piece = observer.by_name.get(name)
+            if piece is not None and isinstance(piece.codec, codec):
+                self.numbers[name] = observer.slice(name), piece.codec
+        self.slices = {name: (observer.slice(name), observer.by_name[name].shape)
+                       for name in ("phase", "dealer", "hand", "roles", "trick_cards", "trick_leader", "tricks_won")}
+
+    def _piece(self, obs: np.ndarray, name: str) -> np.ndarray:
+        sl, shape = self.slices[name]
+        return obs[sl].reshape(shape)
+
+    def _scaled(self, obs: np.ndarray, name: str, n: int) -> list[int]:
+        entry = self.numbers.get(name)
+        if entry is None:
+            return [0] * n
+        sl, codec = entry
+        scale = codec.scale if isinstance(codec, SeatNumbers) else codec.scales[0]
+        return [int(round(float(x) / scale)) if scale else 0 for x in obs[sl]]
+
+    def info(self, obs: np.ndarray) -> dict[str, Any]:
+        g = self.game
+        n, T, d = g.n, g.num_tricks, g.direction
+        phase = self._piece(obs, "phase")
+        hand = np.flatnonzero(self._piece(obs, "hand")).tolist()
+        roles = self._piece(obs, "roles")
+        players = sum(1 for s in range(n) for r in np.flatnonzero(roles[s]).tolist() if self.playing[r])
+        leaders = self._piece(obs, "trick_leader")
+        started = [t for t in range(T) if leaders[t].any()]
+        trick: list[tuple[int, str]] = []
+        if started:
+            t = started[-1]
+            cards = self._piece(obs, "trick_cards")[t]
+            lead = int(np.flatnonzero(leaders[t])[0])
+            played = [((lead + d * i) % n, np.flatnonzero(cards[(lead + d * i) % n])) for i in range(n)]
+            played = [(s, int(c[0])) for s, c in played if c.size]
+            if len(played) < players:
+                trick = [(s, self.codes[c]) for s, c in played]
+        return {
+            "phase": self.phases[int(phase.argmax())] if phase.any() else None,
+            "dealer": int(self._piece(obs, "dealer").argmax()),
+            "pot": self._scaled(obs, "pot", 1)[0],
+            "chips": self._scaled(obs, "chips", n),
+            "scores": self._scaled(obs, "scores", n),
+            "tricks_won": [int(round(float(x) * T)) for x in self._piece(obs, "tricks_won")],
+            "trick": trick,
+            "hand": [self.codes[c] for c in hand],
+        }
+
+
+class RowAgent(TensorAgent):
+    """The Python strategy of one level, row by row, behind ``act(obs, mask)`` (see the module docstring)."""
+
+    level: ClassVar[str] = ""
+    params: ClassVar[tuple[str, ...]] = ()
+    """The keyword parameters the level takes (as its Python agent)."""
+
+    def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, **params: Any) -> None:
+        who = f"tensor {self.level}"
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise ValueError(f"tensor {self.level}: unknown parameters {sorted(unknown)}; allowed: "
+                             f"{sorted(self.params) or 'none'}")
+        risk = params.get("risk", 0.0)
+        if not isinstance(risk, (int, float)) or isinstance(risk, bool) or not -2.0 <= risk <= 2.0:
+            raise ValueError(f"risk={risk!r} is not allowed; allowed: a number from -2 (cautious) to 2 (bold)")
+        self.reader = InfoFromObservation(game, who)
+        super().__init__(game, device, seed)
+        cls = strategy_class(game.config.ruleset, self.level)
+        self.brain: Strategy = cls(game, **params) if params and cls is not Strategy else cls(game)
+        self.brain.bind(0)
+        self._obs_size = self.reader.observer.size
+
+    @property
+    def obs_size(self) -> int:
+        return self._obs_size
+
+    def propose(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        obs_np = obs.detach().cpu().numpy()
+        mask_np = mask.detach().cpu().numpy()
+        out = np.full(obs_np.shape[0], -1, dtype=np.int64)
+        brain = self.brain
+        for b in range(obs_np.shape[0]):
+            legal = np.flatnonzero(mask_np[b]).tolist()
+            if len(legal) < 2:
+                continue
+            brain.bind(0)  # stateless: forgets any exchange plan, which is then made again from this observation
+            action = brain.decide(obs_np[b], mask_np[b], self.reader.info(obs_np[b]), legal)
+            if action is not None:
+                out[b] = int(action)
+        return torch.from_numpy(out).to(self.device)
+
+
+class RowBeginner(RowAgent):
+    """The Python ``beginner`` of the ruleset, row by row."""
+
+    name = "beginner"
+    level = "beginner"
+
+
+class RowExpert(RowAgent):
+    """The Python ``expert`` of the ruleset, row by row (keyword ``risk`` as :class:`ExpertAgent`)."""
+
+    name = "expert"
+    level = "expert"
+    params = ("risk",)
