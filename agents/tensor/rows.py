@@ -46,7 +46,9 @@ class InfoFromObservation:
         self.game = game
         self.phases = tuple(game.spec.phases)
         self.codes = tuple(game.deck.codes)
-        self.playing = [Role[name.upper()] in PLAYING_ROLES for name in game.spec.roles]
+        self.playing = np.array([Role[name.upper()] in PLAYING_ROLES for name in game.spec.roles], dtype=bool)
+        self.order = np.array([[(lead + game.direction * k) % game.n for k in range(game.n)]
+                               for lead in range(game.n)])
         self.numbers = {}
         for name, codec in (("pot", Numbers), ("chips", SeatNumbers), ("scores", SeatNumbers)):
             piece = observer.by_name.get(name)
@@ -57,44 +59,59 @@ class InfoFromObservation:
 
     def _piece(self, obs: np.ndarray, name: str) -> np.ndarray:
         sl, shape = self.slices[name]
-        return obs[sl].reshape(shape)
+        return obs[:, sl].reshape(obs.shape[0], *shape)
 
-    def _scaled(self, obs: np.ndarray, name: str, n: int) -> list[int]:
+    def _scaled(self, obs: np.ndarray, name: str, n: int) -> list[list[int]]:
         entry = self.numbers.get(name)
         if entry is None:
-            return [0] * n
+            return [[0] * n] * obs.shape[0]
         sl, codec = entry
         scale = codec.scale if isinstance(codec, SeatNumbers) else codec.scales[0]
-        return [int(round(float(x) / scale)) if scale else 0 for x in obs[sl]]
+        if not scale:
+            return [[0] * n] * obs.shape[0]
+        return np.rint(obs[:, sl].astype(np.float64) / scale).astype(np.int64).tolist()  # round half to even
+
+    def infos(self, obs: np.ndarray) -> list[dict[str, Any]]:
+        """The info of each row of ``obs`` (float32[B, D])."""
+        g = self.game
+        B, n, T = obs.shape[0], g.n, g.num_tricks
+        rows = np.arange(B)
+        phase = self._piece(obs, "phase")
+        phase_idx = np.where(phase.any(axis=1), phase.argmax(axis=1), -1).tolist()
+        dealer = self._piece(obs, "dealer").argmax(axis=1).tolist()
+        players = (self._piece(obs, "roles").astype(bool) & self.playing[None, None, :]).any(axis=2).sum(axis=1)
+        leaders = self._piece(obs, "trick_leader").astype(bool)  # [B, T, n]; tricks fill in order
+        started = leaders.any(axis=2).sum(axis=1)
+        t_cur = np.maximum(started - 1, 0)
+        cur = self._piece(obs, "trick_cards")[rows, t_cur].astype(bool)  # [B, n, N]
+        has = cur.any(axis=2)
+        lead = leaders[rows, t_cur].argmax(axis=1)
+        order = self.order[lead]  # [B, n]: seats in play order from the leader
+        in_progress = ((started > 0) & (has.sum(axis=1) < players)).tolist()
+        cards_in = np.take_along_axis(cur.argmax(axis=2), order, axis=1).tolist()
+        has_in = np.take_along_axis(has, order, axis=1).tolist()
+        order = order.tolist()
+        won = np.rint(self._piece(obs, "tricks_won").astype(np.float64) * T).astype(np.int64).tolist()
+        pot, chips, scores = self._scaled(obs, "pot", 1), self._scaled(obs, "chips", n), self._scaled(obs, "scores", n)
+        hand_rows, hand_cards = np.nonzero(self._piece(obs, "hand"))
+        hands: list[list[str]] = [[] for _ in range(B)]
+        for b, c in zip(hand_rows.tolist(), hand_cards.tolist()):
+            hands[b].append(self.codes[c])
+        out = []
+        for b in range(B):
+            trick = []
+            if in_progress[b]:
+                trick = [(s, self.codes[c]) for s, c, h in zip(order[b], cards_in[b], has_in[b]) if h]
+            out.append({
+                "phase": self.phases[phase_idx[b]] if phase_idx[b] >= 0 else None,
+                "dealer": dealer[b], "pot": pot[b][0], "chips": chips[b], "scores": scores[b],
+                "tricks_won": won[b], "trick": trick, "hand": hands[b],
+            })
+        return out
 
     def info(self, obs: np.ndarray) -> dict[str, Any]:
-        g = self.game
-        n, T, d = g.n, g.num_tricks, g.direction
-        phase = self._piece(obs, "phase")
-        hand = np.flatnonzero(self._piece(obs, "hand")).tolist()
-        roles = self._piece(obs, "roles")
-        players = sum(1 for s in range(n) for r in np.flatnonzero(roles[s]).tolist() if self.playing[r])
-        leaders = self._piece(obs, "trick_leader")
-        started = [t for t in range(T) if leaders[t].any()]
-        trick: list[tuple[int, str]] = []
-        if started:
-            t = started[-1]
-            cards = self._piece(obs, "trick_cards")[t]
-            lead = int(np.flatnonzero(leaders[t])[0])
-            played = [((lead + d * i) % n, np.flatnonzero(cards[(lead + d * i) % n])) for i in range(n)]
-            played = [(s, int(c[0])) for s, c in played if c.size]
-            if len(played) < players:
-                trick = [(s, self.codes[c]) for s, c in played]
-        return {
-            "phase": self.phases[int(phase.argmax())] if phase.any() else None,
-            "dealer": int(self._piece(obs, "dealer").argmax()),
-            "pot": self._scaled(obs, "pot", 1)[0],
-            "chips": self._scaled(obs, "chips", n),
-            "scores": self._scaled(obs, "scores", n),
-            "tricks_won": [int(round(float(x) * T)) for x in self._piece(obs, "tricks_won")],
-            "trick": trick,
-            "hand": [self.codes[c] for c in hand],
-        }
+        """The info of one observation."""
+        return self.infos(obs[None, :])[0]
 
 
 class RowAgent(TensorAgent):
@@ -129,12 +146,12 @@ class RowAgent(TensorAgent):
         mask_np = mask.detach().cpu().numpy()
         out = np.full(obs_np.shape[0], -1, dtype=np.int64)
         brain = self.brain
-        for b in range(obs_np.shape[0]):
+        choice = np.flatnonzero(mask_np.sum(axis=1) >= 2)
+        infos = self.reader.infos(obs_np[choice])
+        for b, info in zip(choice.tolist(), infos):
             legal = np.flatnonzero(mask_np[b]).tolist()
-            if len(legal) < 2:
-                continue
             brain.bind(0)  # stateless: forgets any exchange plan, which is then made again from this observation
-            action = brain.decide(obs_np[b], mask_np[b], self.reader.info(obs_np[b]), legal)
+            action = brain.decide(obs_np[b], mask_np[b], info, legal)
             if action is not None:
                 out[b] = int(action)
         return torch.from_numpy(out).to(self.device)
