@@ -107,6 +107,34 @@ def _check_game(game: Game) -> None:
             raise ConfigError(f"the batched expert does not play option {name}={value!r}; supported: {supported}")
 
 
+CARD_BITS = 64
+"""Sort keys hold the card id in their low 6 bits (N <= 52)."""
+EMPTY_SHIFT = 16
+"""A card outside the set gets this bit in its key, above every rank * 64 + card."""
+
+
+def pick(cards: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row, the card of ``cards`` (bool[B, N]) with the least ``key`` (``rank * 64 + card``), and whether
+    ``cards`` is non-empty; the card is meaningless where it is empty."""
+    least = (key | ((~cards).to(torch.int32) << EMPTY_SHIFT)).amin(dim=1)
+    return (least & (CARD_BITS - 1)).to(torch.int64), least < (1 << EMPTY_SHIFT)
+
+
+def order_keys(power: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(weak, strong)`` sort keys ``[4, N]`` from card power per trump suit: the place of each card in the
+    order of ``weakest`` (min by (power, card)) resp. ``strongest`` (max by (power, -card)), times 64, plus
+    the card."""
+    S, N = power.shape
+    weak = np.zeros((S, N), dtype=np.int32)
+    strong = np.zeros((S, N), dtype=np.int32)
+    for s in range(S):
+        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (power[s, c], c))):
+            weak[s, c] = i * CARD_BITS + c
+        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (-power[s, c], c))):
+            strong[s, c] = i * CARD_BITS + c
+    return weak, strong
+
+
 def batched_expert_supports(game: Game) -> bool:
     """Whether :class:`BatchedExpert` plays ``game`` (ruleset ``mauscheln`` without Vierling, Belli, Weli)."""
     try:
@@ -171,14 +199,7 @@ class BatchedExpert:
         self._beats_flat = self._beats.reshape(-1)
         self._trump = tensor(trump, torch.bool)
         # Sort keys: rank in the order of weakest (resp. strongest) times 64, plus the card id.
-        power = -beats.sum(axis=2)  # [4, N]
-        weak = np.zeros((4, N), dtype=np.int32)
-        strong = np.zeros((4, N), dtype=np.int32)
-        for s in range(4):
-            for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (power[s, c], c))):
-                weak[s, c] = i * _CARD_BITS + c
-            for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (-power[s, c], c))):
-                strong[s, c] = i * _CARD_BITS + c
+        weak, strong = order_keys(-beats.sum(axis=2))  # power: minus the cards that beat it
         self._weak_key = tensor(weak, torch.int32)
         self._strong_key = tensor(strong, torch.int32)
         self._card_ids = tensor(np.arange(N), torch.float32)
@@ -197,14 +218,6 @@ class BatchedExpert:
         off, size = self._piece[name]
         return obs[:, off:off + size]
 
-    @staticmethod
-    def _pick(cards: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per row, the card of ``cards`` (bool[B, N]) with the least ``key`` (from ``_weak_key`` or
-        ``_strong_key``: ``weakest`` resp. ``strongest``), and whether ``cards`` is non-empty.
-        The card is meaningless where ``cards`` is empty."""
-        least = (key | ((~cards).to(torch.int32) << _EMPTY_SHIFT)).amin(dim=1)
-        return (least & (_CARD_BITS - 1)).to(torch.int64), least < (1 << _EMPTY_SHIFT)
-
     # ------------------------------------------------------------------ decisions
     @torch.no_grad()
     def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -221,7 +234,6 @@ class BatchedExpert:
         n, N, T = self.n, self.N, self.T
         ar = self._arange(B)
         cut = self._cut
-        pick = self._pick
 
         # ---- what the seat knows (KnowledgeReader, in relative seats)
         phase = cut(obs, "phase").bool()
@@ -366,12 +378,6 @@ class BatchedExpert:
         action = torch.where(is_exchange, a_exchange, action)
         action = torch.where(phase[:, ph["play"]], a_play, action)
         return torch.where(mask.sum(dim=1) == 1, first_legal, action)
-
-
-_CARD_BITS = 64
-"""Sort keys hold the card id in their low 6 bits (N <= 52)."""
-_EMPTY_SHIFT = 16
-"""A card outside the set gets this bit in its key, above every rank * 64 + card."""
 
 
 class BatchedRandom:

@@ -39,17 +39,22 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from agents.batched_expert import order_keys, pick
 from agents.strategies.common import Strategy
 from mauscheln_env.cards import SUITS
 from mauscheln_env.engine import PLAYING_ROLES, Game, Role
 from mauscheln_env.errors import ConfigError
-from mauscheln_env.observation import Cards, OneHot, Observer, SeatFlags, SeatLabels, SeatNumbers, SeatOneHot, \
-    TrickCards, TrickLeaders
-
-CARD_BITS = 64
-"""Sort keys hold the card id in their low 6 bits (N <= 52)."""
-EMPTY_SHIFT = 16
-"""A card outside the set gets this bit in its key, above every rank * 64 + card."""
+from mauscheln_env.observation import (
+    Cards,
+    Observer,
+    OneHot,
+    SeatFlags,
+    SeatLabels,
+    SeatNumbers,
+    SeatOneHot,
+    TrickCards,
+    TrickLeaders,
+)
 
 CORE_PIECES: dict[str, type] = {
     "phase": OneHot, "dealer": SeatOneHot, "live": SeatFlags, "hand": Cards, "own_discards": Cards,
@@ -278,28 +283,6 @@ class Features:
             c = card_in[:, k]
             win = torch.where(has_in[:, k] & a.beats_flat[(self.suit * a.N + win) * a.N + c], c, win)
         return in_progress, win, leader
-
-
-def pick(cards: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per row, the card of ``cards`` (bool[B, N]) with the least ``key`` (``rank * 64 + card``), and whether
-    ``cards`` is non-empty; the card is meaningless where it is empty."""
-    least = (key | ((~cards).to(torch.int32) << EMPTY_SHIFT)).amin(dim=1)
-    return (least & (CARD_BITS - 1)).to(torch.int64), least < (1 << EMPTY_SHIFT)
-
-
-def order_keys(power: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(weak, strong)`` sort keys ``[4, N]`` from card power per trump suit: the place of each card in the
-    order of ``weakest`` (min by (power, card)) resp. ``strongest`` (max by (power, -card)), times 64, plus
-    the card."""
-    S, N = power.shape
-    weak = np.zeros((S, N), dtype=np.int32)
-    strong = np.zeros((S, N), dtype=np.int32)
-    for s in range(S):
-        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (power[s, c], c))):
-            weak[s, c] = i * CARD_BITS + c
-        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (-power[s, c], c))):
-            strong[s, c] = i * CARD_BITS + c
-    return weak, strong
 
 
 Handler = Callable[[Features], torch.Tensor]
