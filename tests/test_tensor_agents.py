@@ -296,9 +296,23 @@ def test_plays_the_batched_engine(ruleset):
         obs, mask, *_ = env.step(action)
 
 
-def test_row_expert_is_the_python_expert_where_the_tensor_code_stops():
-    """Mauscheln with Vierling, Belli or Weli: the expert is the Python one row by row."""
-    game = Game(make_config("mauscheln", 4, vierling=True, belli="7D", knock=True, max_deals=8))
-    agent = tensor_agent("expert", game)
-    assert isinstance(agent, RowExpert)
-    assert_same_decisions(agent, play_decisions(game, "expert", 800, seed=2))
+@pytest.mark.parametrize("options", [{"vierling": True, "belli": "7D"}, {"weli": True}, {"belli": "trump7"}])
+def test_options_beyond_the_tensor_expert(options):
+    """Mauscheln with Vierling, Belli or Weli: the beginner is tensor code still, the expert is the Python one
+    row by row; both equal the Python agents."""
+    game = Game(make_config("mauscheln", 4, knock=True, max_deals=8, **options))
+    assert isinstance(tensor_agent("expert", game), RowExpert)
+    for level in LEVELS:
+        _check(game, level, 800, seed=2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_same_decisions_on_cuda(ruleset):
+    game = Game(make_config(ruleset, 5, max_deals=8))
+    for level in LEVELS:
+        decisions = play_decisions(game, level, 1000, seed=9)
+        obs, mask = decisions.tensors()
+        got = tensor_agent(level, game, "cuda").act(obs.cuda(), mask.cuda(), u=decisions.u().cuda())
+        assert got.device.type == "cuda"
+        assert torch.equal(got.cpu(), torch.as_tensor(decisions.expected))
