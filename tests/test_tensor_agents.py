@@ -274,6 +274,8 @@ def test_registry_has_both_levels_for_every_ruleset(ruleset):
     for level in LEVELS:
         agent = batched_opponent(level, game, "cpu", seed=1)
         assert isinstance(agent, TensorAgent) and agent.name == level
+        # Tensor code: every beginner, the mauscheln expert; the trick-model experts loop over the rows.
+        assert agent.vectorized == (level == "beginner" or ruleset == "mauscheln")
 
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))

@@ -48,6 +48,7 @@ from agents.tensor.mouche import MoucheBeginnerT
 from agents.tensor.mousel import MouselBeginnerT
 from agents.tensor.muschka import MuschkaBeginnerT
 from agents.tensor.rows import RowBeginner, RowExpert
+from agents.tensor.trick import ClassicExpertT, MoucheExpertT, MouselExpertT, MuschkaExpertT
 from mauscheln_env.engine import Game
 
 Factory = Callable[..., TensorAgent]
@@ -55,10 +56,10 @@ Factory = Callable[..., TensorAgent]
 
 TENSOR_AGENTS: Mapping[str, Mapping[str, Factory]] = MappingProxyType({
     "mauscheln": MappingProxyType({"beginner": MauschelnBeginnerT, "expert": mauscheln_expert}),
-    "mauscheln_classic": MappingProxyType({"beginner": ClassicBeginnerT, "expert": RowExpert}),
-    "mousel": MappingProxyType({"beginner": MouselBeginnerT, "expert": RowExpert}),
-    "mouche": MappingProxyType({"beginner": MoucheBeginnerT, "expert": RowExpert}),
-    "muschka": MappingProxyType({"beginner": MuschkaBeginnerT, "expert": RowExpert}),
+    "mauscheln_classic": MappingProxyType({"beginner": ClassicBeginnerT, "expert": ClassicExpertT}),
+    "mousel": MappingProxyType({"beginner": MouselBeginnerT, "expert": MouselExpertT}),
+    "mouche": MappingProxyType({"beginner": MoucheBeginnerT, "expert": MoucheExpertT}),
+    "muschka": MappingProxyType({"beginner": MuschkaBeginnerT, "expert": MuschkaExpertT}),
 })
 """``TENSOR_AGENTS[ruleset][level]``: the factory of the tensor agent of a level in a ruleset."""
 

@@ -110,6 +110,8 @@ class TensorAgent:
     """
 
     name: ClassVar[str] = ""
+    vectorized: ClassVar[bool] = True
+    """Whether the strategy runs as tensor code over the batch (False: a Python loop over the rows)."""
 
     def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0) -> None:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
@@ -295,11 +297,13 @@ class VectorAgent(TensorAgent):
     ``python``: the Python strategy class it mirrors (its static facts are taken from an instance)."""
 
     python: ClassVar[type[Strategy]] = Strategy
+    partial: ClassVar[bool] = False
+    """Whether phases without a tensor rule are allowed (a subclass answers them otherwise: ``row_phases``)."""
 
-    def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0) -> None:
+    def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, **params: Any) -> None:
         observer = check_layout(game, f"tensor {self.name or type(self).__name__}")
         super().__init__(game, device, seed)
-        brain = self.python(game)
+        brain = self.python(game, **params)
         self.brain = brain
         dev = self.device
 
@@ -329,21 +333,29 @@ class VectorAgent(TensorAgent):
         self.seat_ids = tensor(np.arange(n), torch.float32)
         self.order = tensor([[(lead + game.direction * k) % n for k in range(n)] for lead in range(n)])
         self.handlers: list[tuple[int, Handler]] = []
+        self.row_phases: list[int] = []
+        """The phases the Python strategy has a rule for and this class has none (``partial`` only)."""
         if brain._supported:
             for i, phase in enumerate(spec.phases):
                 if getattr(brain, f"_on_{phase}", None) is not None:
                     handler = getattr(self, f"_on_{phase}", None)
-                    if handler is None:
+                    if handler is None and self.partial:
+                        self.row_phases.append(i)
+                    elif handler is None:
                         raise ConfigError(f"tensor {self.name}: {type(self).__name__} lacks the rule for phase "
                                           f"{phase!r} that {self.python.__name__} has")
-                    self.handlers.append((i, handler))
+                    else:
+                        self.handlers.append((i, handler))
 
     @property
     def obs_size(self) -> int:
         return self._obs_size
 
+    def features(self, obs: torch.Tensor, mask: torch.Tensor) -> Features:
+        return Features(self, obs, mask)
+
     def propose(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        f = Features(self, obs, mask)
+        f = self.features(obs, mask)
         answer = f.const(-1)
         for i, handler in self.handlers:
             rows = f.phase == i

@@ -118,6 +118,7 @@ class RowAgent(TensorAgent):
     """The Python strategy of one level, row by row, behind ``act(obs, mask)`` (see the module docstring)."""
 
     level: ClassVar[str] = ""
+    vectorized = False
     params: ClassVar[tuple[str, ...]] = ()
     """The keyword parameters the level takes (as its Python agent)."""
 

@@ -1,0 +1,592 @@
+"""The card play of the trick-model experts as tensor code (:class:`agents.strategies.common.TrickStrategy`).
+
+:class:`TrickExpertT` plays the ``play`` phase of the experts of
+``mauscheln_classic``, ``mousel``, ``mouche`` and ``muschka`` for a whole batch
+at once: :meth:`~agents.strategies.common.TrickStrategy.choose_card` and what it
+reads of :class:`~agents.strategies.common.DealView` (the cards a seat has not
+seen, the cards each seat's plays prove it lacks, the chance that a seat beats a
+card, the chance that a card wins the trick it is played to or leads, the
+Poisson-binomial value of the rest of the hand), in ``float64`` and in the
+Python code's order of operations. The other phases (bidding, exchange) are
+answered by the Python expert row by row (:class:`agents.tensor.rows.RowExpert`).
+
+Card sets are ``bool[B, N]``; per-seat sets ``bool[B, n, N]`` in relative
+seats. The per-(card, card) facts of the rules are tables built once from the
+Python strategy (``_excluded_by``, ``beaters``, ``wins_over``, ``locks``), so
+a ruleset's rule hooks are read, not re-derived. Per-ruleset subclasses
+(:class:`ClassicExpertT` and the others) say what a number of tricks pays and
+what a seat's bidding tells (the hooks of the Python subclasses).
+
+Two numeric differences from the Python code are possible and the tests
+measure them: ``p ** chance_power`` (``torch.pow`` and the C library's ``pow``
+may differ in the last bit) and ``round(ev, 9)`` (taken as ``round(ev * 1e9)``);
+both can only matter where two cards' values tie to 9 decimals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.strategies.classic import ClassicExpert
+from agents.strategies.common import TrickStrategy
+from agents.strategies.mouche import MoucheExpert
+from agents.strategies.mousel import MouselExpert
+from agents.strategies.muschka import SPADES, MuschkaExpert
+from agents.tensor.common import Features, VectorAgent
+from agents.tensor.rows import RowExpert
+from mauscheln_env.engine import Game, Role
+
+F64 = torch.float64
+
+
+class TrickFeatures(Features):
+    """:class:`Features` with the trump suit as the observation states it and the trick model's facts."""
+
+    @property
+    def suit(self) -> torch.Tensor:
+        return self._suit
+
+    def __init__(self, agent: TrickExpertT, obs: torch.Tensor, mask: torch.Tensor) -> None:
+        super().__init__(agent, obs, mask)
+        named = self.cut("trump_suit")
+        card_suit = agent.card_suit[self.trump_card]
+        self._suit = torch.where(named.sum(dim=1) > 0, named.argmax(dim=1), card_suit)
+
+
+class TrickExpertT(VectorAgent):
+    """The ``play`` phase of a trick-model expert as tensor code; its other phases row by row."""
+
+    name = "expert"
+    python: type[TrickStrategy] = TrickStrategy
+    partial = True
+
+    def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, risk: float = 0.0) -> None:
+        self.rows = RowExpert(game, device, seed, risk=risk)  # validates risk
+        super().__init__(game, device, seed, risk=risk)
+        brain = self.brain
+        dev = self.device
+        N, n = self.N, self.n
+        tables = game.tables
+        S = len(tables)
+        rules = brain.rules
+        self.hand_size, self.profile = rules.hand_size, rules.profile
+        self.guard, self.ruff, self.power_exp = brain.guard_value, brain.ruff_value, brain.chance_power
+        self.field_share, self.deny_weight = brain.field_share, brain.deny_weight
+
+        def tensor(x: Any, dtype: torch.dtype = torch.bool) -> torch.Tensor:
+            return torch.as_tensor(np.asarray(x), dtype=dtype, device=dev).contiguous()
+
+        bits = lambda mask: [mask >> j & 1 for j in range(N)]  # noqa: E731
+        self.eff = tensor([t.eff_suit for t in tables], torch.int64)  # [S, N]
+        self.emask = tensor([[bits(m) for m in t.eff_suit_mask] for t in tables])  # [S, 4, N]
+        self.beats3 = self.beats.view(S, N, N)
+        self.power = tensor(np.array(brain._power), torch.int64)  # [S, N]
+        # The hooks of the Python strategy, tabulated: the A-spades rule of Muschka lives in them.
+        rule = np.zeros((S, N), dtype=bool)  # the first card of a trick switches the rule on
+        beaters = np.zeros((S, 2, N, N), dtype=bool)  # [suit, rule, win, card]: card beats win
+        wins = np.zeros((S, 2, N, N), dtype=bool)  # [suit, rule, win, card]: wins_over
+        locks = np.zeros((S, 2, N), dtype=bool)
+        for s, t in enumerate(tables):
+            plain = [f for f in range(N) if all(brain.beaters(t, w, f) == t.beats[w] for w in range(N))]
+            special = [f for f in range(N) if f not in plain]
+            for f in special:
+                rule[s, f] = True
+            for r, group in enumerate((plain, special)):
+                if not group:
+                    continue
+                f = group[0]
+                for w in range(N):
+                    beaters[s, r, w] = bits(brain.beaters(t, w, f))
+                    for c in range(N):
+                        wins[s, r, w, c] = brain.wins_over(t, [f], w, c)
+                    locks[s, r, w] = brain.locks(t, f, w)
+        self.rule, self.beaters, self.wins, self.locks = tensor(rule), tensor(beaters), tensor(wins), tensor(locks)
+        # _excluded_by(profile, t, led, beats[win], card) for every (suit, led suit, win, card).
+        excl = np.zeros((S, 4, N, N, N), dtype=bool)
+        for s, t in enumerate(tables):
+            for e in range(4):
+                led = t.eff_suit_mask[e]
+                for w in range(N):
+                    for c in range(N):
+                        m = brain._excluded_by(self.profile, t, led, t.beats[w], c)
+                        if m:
+                            excl[s, e, w, c] = bits(m)
+        self.excl = tensor(excl.reshape(-1, N))
+        self.seat_order = tensor([[(lead + game.direction * k) % n for k in range(n)] for lead in range(n)],
+                                 torch.int64)
+
+    # ------------------------------------------------------------------ phases
+    def features(self, obs: torch.Tensor, mask: torch.Tensor) -> Features:
+        return TrickFeatures(self, obs, mask)
+
+    def propose(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Play rows as tensor code, the rows of the other phases through the Python expert."""
+        phase = self.features(obs, mask).phase
+        answer = torch.full_like(phase, -1)
+        choice = mask.sum(dim=1) >= 2
+        for i, handler in self.handlers:
+            idx = ((phase == i) & choice).nonzero().squeeze(-1)
+            if idx.numel():
+                answer[idx] = handler(self.features(obs[idx], mask[idx]))
+        rows = torch.zeros_like(choice)
+        for i in self.row_phases:
+            rows |= phase == i
+        idx = (rows & choice).nonzero().squeeze(-1)
+        if idx.numel():
+            answer[idx] = self.rows.propose(obs[idx], mask[idx])
+        return answer
+
+    def _on_play(self, f: Features) -> torch.Tensor:
+        return self.choose_card(f, self.view(f))
+
+    # ------------------------------------------------------------------ ruleset hooks
+    def payoff(self, v: dict, seat: torch.Tensor, tricks: torch.Tensor) -> torch.Tensor:
+        """float64[B, K]: what ``seat`` (int64[B]) gets for ``tricks`` (int64[B, K]) tricks."""
+        raise NotImplementedError
+
+    def trick_unit(self, v: dict) -> torch.Tensor:
+        """float64[B] or int64[B]: what one trick pays in the usual case."""
+        return v["pot"] // self.T
+
+    def known_cards(self, f: Features, v: dict) -> torch.Tensor:
+        """bool[B, n, N]: cards known to lie in each seat's hand (the trump card a seat took)."""
+        known = torch.zeros(f.B, self.n, self.N, dtype=torch.bool, device=self.device)
+        holder = v["holder"]
+        has = holder >= 0
+        known[f.rows[has], holder[has], f.trump_card[has]] = True
+        return known
+
+    def public_out(self, f: Features, v: dict) -> torch.Tensor:
+        """bool[B, N]: cards in no hand that every seat knows of (the face-up trump card)."""
+        out = torch.zeros(f.B, self.N, dtype=torch.bool, device=self.device)
+        free = v["holder"] < 0
+        out[f.rows[free], f.trump_card[free]] = True
+        return out
+
+    def seat_weight(self, f: Features, v: dict) -> torch.Tensor:
+        return torch.full((f.B, self.n), self.brain.trump_weight, dtype=F64, device=self.device)
+
+    def likely(self, f: Features, v: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """(card int64[B, n] or -1, probability float64[B, n]): a card each seat's bidding says it holds."""
+        return (torch.full((f.B, self.n), -1, dtype=torch.int64, device=self.device),
+                torch.zeros(f.B, self.n, dtype=F64, device=self.device))
+
+    def before_choice(self, f: Features, v: dict) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """An answer that comes before :meth:`choose_card` (action, where it applies), or None."""
+        return None
+
+    # ------------------------------------------------------------------ what the seat knows
+    def number(self, f: Features, name: str) -> torch.Tensor:
+        """int64[B, k]: a piece of numbers, unscaled (round half to even, as the Python ``round``)."""
+        codec = self.observer_codecs[name]
+        scale = codec.scale if hasattr(codec, "scale") else codec.scales[0]
+        return torch.round(f.cut(name).to(F64) / scale).to(torch.int64)
+
+    def view(self, f: Features) -> dict:
+        a, B, n, N, T = self, f.B, self.n, self.N, self.T
+        v: dict[str, Any] = {}
+        s = f.suit
+        v["trumps"] = self.trump.index_select(0, s)
+        trick = f.cut("trick_cards").view(B, T, n, N) > 0
+        leaders = f.cut("trick_leader").view(B, T, n) > 0
+        played_by = trick.any(dim=1)  # [B, n, N]
+        v["played_by"] = played_by
+        played = played_by.any(dim=1)
+        v["played"] = played
+        taken = f.cut("trump_taken_by")
+        v["holder"] = torch.where(taken.sum(dim=1) > 0, taken.argmax(dim=1), -1)
+        v["won"] = torch.round(f.cut("tricks_won").to(F64) * T).to(torch.int64)
+        v["pot"] = self.number(f, "pot")[:, 0] if "pot" in self.observer_codecs else torch.zeros(
+            B, dtype=torch.int64, device=self.device)
+        v["chips"] = self.number(f, "chips") if "chips" in self.observer_codecs else torch.zeros(
+            B, n, dtype=torch.int64, device=self.device)
+        v["scores"] = self.number(f, "scores") if "scores" in self.observer_codecs else torch.zeros(
+            B, n, dtype=torch.int64, device=self.device)
+        role_idx = f.roles.float().argmax(dim=2)
+        v["role"] = role_idx
+        players = (f.roles & self.playing[None, None, :]).any(dim=2)
+        v["players"] = players
+        opponents = players.clone()
+        opponents[:, 0] = False
+        v["opponents"] = opponents
+        # the trick in progress, in play order
+        started = leaders.any(dim=2).sum(dim=1)
+        t_cur = (started - 1).clamp_min(0)
+        cur = trick[f.rows, t_cur]  # [B, n, N]
+        has = cur.any(dim=2)
+        card = cur.to(torch.float32) @ self.card_ids
+        leader = leaders[f.rows, t_cur].to(torch.float32).argmax(dim=1)
+        in_progress = (started > 0) & (has.sum(dim=1) < players.sum(dim=1))
+        order = self.seat_order[leader]  # [B, n]
+        v["in_progress"] = in_progress
+        v["tricks_left"] = T - (started - in_progress.to(torch.int64))
+        v["order_seats"] = order
+        v["order_cards"] = card.to(torch.int64).gather(1, order)
+        v["order_has"] = has.gather(1, order)
+        first = v["order_cards"][:, 0]
+        v["first"] = first
+        v["rule"] = (self.rule[s, first] & in_progress).to(torch.int64)
+        win, who = first, order[:, 0]
+        for k in range(1, n):
+            c = v["order_cards"][:, k]
+            better = v["order_has"][:, k] & self.wins[s, v["rule"], win, c]
+            win = torch.where(better, c, win)
+            who = torch.where(better, order[:, k], who)
+        v["win"], v["who"] = win, who
+        # to follow: players that have not played to this trick, after this seat, in play order
+        lead_now = torch.where(in_progress, leader.to(torch.int64), 0)
+        follow_order = self.seat_order[lead_now]
+        played_now = torch.zeros(B, n, dtype=torch.bool, device=self.device)
+        played_now[in_progress] = has[in_progress]
+        v["follow_order"] = follow_order
+        v["to_follow"] = (players & ~played_now).gather(1, follow_order)
+        v["to_follow"][:, :] &= follow_order != 0
+        # cards: known, unseen, excluded, pools
+        known = self.known_cards(f, v) & ~played[:, None, :]
+        known[:, 0] = False
+        v["known"] = known
+        unseen = ~(f.hand | f.cut("own_discards").bool() | played) & ~self.public_out(f, v) & ~known.any(dim=1)
+        v["unseen"] = unseen
+        v["excluded"] = self.exclusions(f, v, trick, leaders, s)
+        v["pool"] = unseen[:, None, :] & ~v["excluded"]
+        v["h"] = self.hand_size - played_by.sum(dim=2) - known.sum(dim=2)
+        v["weight"] = self.seat_weight(f, v)
+        v["likely"], v["likely_p"] = self.likely(f, v)
+        return v
+
+    def exclusions(self, f: Features, v: dict, trick: torch.Tensor, leaders: torch.Tensor,
+                   s: torch.Tensor) -> torch.Tensor:
+        """bool[B, n, N]: per seat, the cards its plays prove it lacks (``TrickStrategy.exclusions``)."""
+        B, n, N, T = f.B, self.n, self.N, self.T
+        out = torch.zeros(B, n, N, dtype=torch.bool, device=self.device)
+        card = (trick.to(torch.float32) @ self.card_ids).to(torch.int64)  # [B, T, n]
+        has = trick.any(dim=3)
+        for t in range(T):
+            started = leaders[:, t].any(dim=1)
+            if not bool(started.any()):
+                break
+            lead = leaders[:, t].to(torch.float32).argmax(dim=1).to(torch.int64)
+            order = self.seat_order[lead]
+            cards = card[:, t].gather(1, order)
+            hs = has[:, t].gather(1, order) & started[:, None]
+            first = cards[:, 0]
+            rule = self.rule[s, first].to(torch.int64)
+            led = self.eff[s, first]
+            win = first
+            for k in range(1, n):
+                c = cards[:, k]
+                ok = hs[:, k]
+                seat = order[:, k]
+                rows = ((s * 4 + led) * N + win) * N + c
+                ex = self.excl.index_select(0, rows) & ok[:, None]
+                out[f.rows, seat] |= ex
+                win = torch.where(ok & self.wins[s, rule, win, c], c, win)
+        return out
+
+    # ------------------------------------------------------------------ chances
+    def beat_chance(self, v: dict, beaters: torch.Tensor, led: torch.Tensor) -> torch.Tensor:
+        """float64[B, n, K]: chance that each seat beats each of K targets, given per target the cards that
+        beat it (bool[B, K, N]) and the effective led suit's cards (bool[B, K, N]); ``DealView.beat_chance``."""
+        pool, known, trumps = v["pool"], v["known"], v["trumps"]
+        f32 = torch.float32
+        poolf = pool.to(f32)
+        pool_tr = (pool & trumps[:, None, :]).to(f32)
+        bt = beaters.to(f32).transpose(1, 2)  # [B, N, K]
+        lm = led.to(f32).transpose(1, 2)
+        up_m = (beaters & led).to(f32).transpose(1, 2)
+        out_m = (beaters & ~led).to(f32).transpose(1, 2)
+
+        def counts(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.bmm(poolf, m).to(F64), torch.bmm(pool_tr, m).to(F64)
+
+        extra = (v["weight"] - 1.0)[:, :, None]
+        u = poolf.sum(dim=2, dtype=F64)[:, :, None] + extra * pool_tr.sum(dim=2, dtype=F64)[:, :, None]
+        c_f, t_f = counts(lm)
+        c_up, t_up = counts(up_m)
+        c_out, t_out = counts(out_m)
+        w_up = c_up + extra * t_up
+        w_f = c_f + extra * t_f
+        w_out = c_out + extra * t_out
+        h = v["h"][:, :, None].expand_as(w_up)
+        follows = torch.bmm(known.to(f32), lm) > 0
+        known_beats = torch.bmm(known.to(f32), bt) > 0
+        miss_up = self.miss_all(u, w_up, h)
+        beat = 1.0 - miss_up
+        void_part = self.miss_all(u, w_f, h) * (1.0 - self.miss_all(u - w_f, w_out, h))
+        beat = torch.where(w_out != 0, beat + void_part, beat)
+        q = torch.where(follows, 1.0 - miss_up, beat)
+        card, p = v["likely"], v["likely_p"]
+        has_likely = card >= 0
+        if bool(has_likely.any()):
+            cl = card.clamp_min(0)
+            in_pool = pool.gather(2, cl[:, :, None])[:, :, 0] & has_likely  # [B, n]
+            beats_l = beaters.gather(2, cl[:, None, :].expand(-1, beaters.shape[1], -1)).transpose(1, 2)  # [B, n, K]
+            adj = in_pool[:, :, None] & beats_l
+            q = torch.where(adj, p[:, :, None] + (1.0 - p[:, :, None]) * q, q)
+        q = torch.where(h <= 0, 0.0, q)
+        return torch.where(known_beats, 1.0, q)
+
+    def miss_all(self, pool: torch.Tensor, bad: torch.Tensor, hand: torch.Tensor) -> torch.Tensor:
+        """:func:`agents.strategies.common.miss_all`, elementwise."""
+        p = torch.ones_like(pool)
+        for i in range(self.hand_size):
+            step = p * ((pool - bad - i).clamp_min(0.0) / (pool - i))
+            p = torch.where(i < hand, step, p)
+        p = torch.where(pool - bad < hand, 0.0, p)
+        return torch.where((bad <= 0) | (hand <= 0), 1.0, p)
+
+    def product(self, chance: torch.Tensor, seats: torch.Tensor, order: torch.Tensor | None = None) -> torch.Tensor:
+        """float64[B, K]: the product over ``seats`` (bool[B, n], in ``order`` [B, n] or ascending) of 1 - chance."""
+        p = torch.ones(chance.shape[0], chance.shape[2], dtype=F64, device=self.device)
+        for k in range(self.n):
+            if order is None:
+                seat = torch.full((chance.shape[0],), k, dtype=torch.int64, device=self.device)
+                on = seats[:, k]
+            else:
+                seat = order[:, k]
+                on = seats[:, k]
+            factor = 1.0 - chance[torch.arange(chance.shape[0], device=self.device), seat]
+            p = torch.where(on[:, None], p * factor, p)
+        return p
+
+    # ------------------------------------------------------------------ play
+    def choose_card(self, f: Features, v: dict) -> torch.Tensor:
+        B, N, T = f.B, self.N, self.T
+        s = f.suit
+        rows = f.rows
+        cards = f.legal
+        hand = f.hand
+        trumps = v["trumps"]
+        me = torch.zeros(B, dtype=torch.int64, device=self.device)
+        won = v["won"][:, 0]
+        table = self.payoff_table(f, v, me)  # [B, T + 1]
+        # lead chances of every card (opp = the opponents, ascending)
+        lead_beat = self.beat_chance(v, self._lead_beaters(s), self.emask[s[:, None], self.eff[s]])
+        lead = self.product(lead_beat, v["opponents"])  # [B, N]
+        # win chances of every card played now
+        in_prog = v["in_progress"]
+        led_now = self.emask[s, self.eff[s, v["first"]]]  # [B, N]
+        follow_beaters = self.beaters[s, v["rule"]]  # [B, N(win), N]
+        follow_beat = self.beat_chance(v, follow_beaters, led_now[:, None, :].expand(-1, N, -1))
+        to_follow = v["to_follow"]
+        p_follow = self.product(follow_beat, to_follow, v["follow_order"])
+        wins_now = self.wins[s, v["rule"]][rows, v["win"]]  # [B, N]: c wins over the trick's winner
+        locks_now = self.locks[s, v["rule"]]  # [B, N]
+        p_trick = torch.where(wins_now, torch.where(locks_now, 1.0, p_follow), 0.0)
+        lead_win = self.product(lead_beat, to_follow, v["follow_order"])
+        win_chance = torch.where(in_prog[:, None], p_trick, lead_win)
+        # the trick is lost whatever is played: throw the card least likely to win later
+        mono = torch.ones(B, dtype=torch.bool, device=self.device)
+        for i in range(T):
+            mono &= (i < won) | (table[:, i] <= table[:, i + 1])
+        lost = in_prog & mono & ~(cards & wins_now).any(dim=1)
+        lc = torch.where(cards, lead, torch.inf)
+        throw, _ = f.weakest(cards & (lc == lc.amin(dim=1, keepdim=True)))
+        # the expected payoff of each card
+        deny = self.deny_value(f, v)
+        hand_tr = hand & trumps
+        beats = self.beats3[s]  # [B, N(x), N]: cards that beat x
+        higher = (beats & v["unseen"][:, None, :]).sum(dim=2)  # [B, N]
+        eye = torch.eye(N, dtype=torch.bool, device=self.device)
+        lower = ~beats & ~eye[None]  # [B, x, j]: j does not beat x, j != x
+        lower_hand = (lower & hand_tr[:, None, :]).sum(dim=2)  # [B, x]
+        c_lower = (lower & hand_tr[:, None, :]).transpose(1, 2)  # [B, c, x]: c is a hand trump below x
+        rest_lower = lower_hand[:, None, :] - c_lower.to(torch.int64)  # [B, c, x]
+        guard = (higher > 0)[:, None, :] & (rest_lower >= higher[:, None, :])
+        suit_masks = self.emask[s]  # [B, 4, N]
+        in_suit = (hand[:, None, :] & suit_masks).sum(dim=2)  # [B, 4]
+        c_in = suit_masks.transpose(1, 2).to(torch.int64)  # [B, c, 4]
+        empty = (in_suit[:, None, :] - c_in * hand[:, :, None].to(torch.int64)) == 0  # [B, c, 4]
+        live_suit = (v["unseen"][:, None, :] & suit_masks).any(dim=2)  # [B, 4]
+        side = torch.arange(4, device=self.device)[None, :] != s[:, None]
+        void = (empty & (live_suit & side)[:, None, :]).any(dim=2)  # [B, c]
+        p = lead[:, None, :].expand(B, N, N)
+        is_tr = trumps[:, None, :]
+        p_g = torch.where(guard & is_tr, p + (1.0 - p) * self.guard, p)
+        p_r = torch.where(is_tr & (p_g < 0.9) & void[:, :, None], p_g + (1.0 - p_g) * self.ruff, p_g)
+        p_t = torch.where(is_tr, torch.where(p_r > 1.0, 1.0, p_r), p)
+        fs = p_t ** self.power_exp  # [B, c, x]
+        member = hand[:, None, :] & ~eye[None]  # x in rest(c)
+        L = self.hand_size + 1
+        dist = torch.zeros(B, N, L, dtype=F64, device=self.device)
+        dist[:, :, 0] = 1.0
+        for x in range(N):
+            px = fs[:, :, x:x + 1]
+            nxt = dist * (1.0 - px)
+            nxt[:, :, 1:] += dist[:, :, :-1] * px
+            dist = torch.where(member[:, :, x:x + 1], nxt, dist)
+        lose = torch.zeros(B, N, dtype=F64, device=self.device)
+        win = torch.zeros(B, N, dtype=F64, device=self.device)
+        for i in range(L):
+            q = dist[:, :, i]
+            lo = table.gather(1, (won + i).clamp_max(T)[:, None])
+            hi = table.gather(1, (won + 1 + i).clamp_max(T)[:, None])
+            lose = lose + torch.where(q != 0, q * lo, 0.0)
+            win = win + torch.where(q != 0, q * hi, 0.0)
+        ev = win_chance * (win + deny[:, None]) + (1.0 - win_chance) * lose
+        key = torch.where(cards, torch.round(ev * 1e9), -torch.inf)
+        best, _ = f.weakest(cards & (key == key.amax(dim=1, keepdim=True)))
+        answer = torch.where(lost, throw, best)
+        before = self.before_choice(f, v)
+        if before is not None:
+            action, applies = before
+            answer = torch.where(applies, action, answer)
+        return answer
+
+    def _lead_beaters(self, s: torch.Tensor) -> torch.Tensor:
+        """bool[B, N(x), N]: the cards that beat x leading its own trick (``beaters(t, x, x)``)."""
+        N = self.N
+        x = torch.arange(N, device=self.device)
+        r = self.rule[s]  # [B, N]: x switches the rule on as the first card
+        return self.beaters[s[:, None], r.to(torch.int64), x[None, :]]
+
+    def payoff_table(self, f: Features, v: dict, seat: torch.Tensor) -> torch.Tensor:
+        t = torch.arange(self.T + 1, device=self.device)[None, :].expand(f.B, -1)
+        others = (f.live.sum(dim=1) - 1).clamp_min(1)
+        share = (self.field_share * self.trick_unit(v).to(F64)) / others
+        return self.payoff(v, seat, t).to(F64) + share.to(F64)[:, None] * t.to(F64)
+
+    def deny_value(self, f: Features, v: dict) -> torch.Tensor:
+        who = v["who"]
+        got = v["won"].gather(1, who[:, None])
+        pay = self.payoff(v, who, torch.cat([got + 1, got], dim=1)).to(F64)
+        loss = pay[:, 0] - pay[:, 1]
+        urgency = 1.0 / v["tricks_left"].clamp_min(1).to(F64)
+        value = self.deny_weight * (loss - self.trick_unit(v)).clamp_min(0.0) * urgency / max(1, self.n - 1)
+        on = v["in_progress"] & (v["players"].sum(dim=1) >= 2) & (who != 0)
+        return torch.where(on, value, 0.0)
+
+    @property
+    def observer_codecs(self) -> dict:
+        codecs = getattr(self, "_codecs", None)
+        if codecs is None:
+            observer = self.rows.reader.observer
+            codecs = self._codecs = {name: observer.by_name[name].codec for name in ("pot", "chips", "scores")
+                                     if name in observer.by_name}
+        return codecs
+
+
+def _pot_payoff(v: dict, seat: torch.Tensor, tricks: torch.Tensor, need: torch.Tensor, T: int,
+                per_missing: bool) -> torch.Tensor:
+    """:func:`agents.strategies.common.pot_payoff`, int64."""
+    pot = v["pot"][:, None]
+    gain = pot // T * tricks
+    short = (need[:, None] - tricks).clamp_min(0)
+    owed = pot * (short if per_missing else short.clamp_max(1))
+    chips = v["chips"].gather(1, seat[:, None])
+    return gain - torch.minimum(owed, chips + gain)
+
+
+class MouselExpertT(TrickExpertT):
+    """:class:`MouselExpert`: a flat bete of the pot below the requirement (two for the committed seat)."""
+
+    python = MouselExpert
+
+    def payoff(self, v, seat, tricks):
+        need = 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.COMMITTED]).to(torch.int64)
+        return _pot_payoff(v, seat, tricks, need, self.T, per_missing=False)
+
+
+class ClassicExpertT(TrickExpertT):
+    """:class:`ClassicExpert`: a bete per trick short; the mauschler's weight and likely top trump; the
+    trump card back in play after a reshuffle; pull trumps with the own tricks made."""
+
+    python = ClassicExpert
+
+    def need(self, v, seat):
+        return 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.MAUSCHLER]).to(torch.int64)
+
+    def payoff(self, v, seat, tricks):
+        return _pot_payoff(v, seat, tricks, self.need(v, seat), self.T, per_missing=True)
+
+    def _knocked(self, f: Features) -> torch.Tensor:
+        if "knock" not in self.piece:
+            return torch.zeros(f.B, dtype=torch.bool, device=self.device)
+        return f.cut("knock")[:, 0] > 0
+
+    def public_out(self, f, v):
+        out = super().public_out(f, v)
+        if "trump_face_up" in self.piece:
+            out &= (f.cut("trump_face_up")[:, 0] > 0)[:, None]
+        return out
+
+    def seat_weight(self, f, v):
+        b = self.brain
+        mauschler = v["role"] == self.role_pos[Role.MAUSCHLER]
+        heavy = torch.where(self._knocked(f), b.knocker_weight, b.mauschler_weight).to(F64)[:, None]
+        return torch.where(mauschler, heavy.expand(-1, self.n), torch.full_like(heavy, b.trump_weight))
+
+    def likely(self, f, v):
+        card, p = super().likely(f, v)
+        top, any_top = f.strongest(v["unseen"] & v["trumps"])
+        on = (v["role"] == self.role_pos[Role.MAUSCHLER]) & ~self._knocked(f)[:, None] & any_top[:, None]
+        return (torch.where(on, top[:, None], card),
+                torch.where(on, torch.full_like(p, self.brain.mauschler_top), p))
+
+    def before_choice(self, f, v):
+        """``_pull_trumps``: leading, own tricks made, two or more others short, trumps in hand."""
+        seats = torch.arange(self.n, device=self.device)[None, :].expand(f.B, -1)
+        need = torch.stack([self.need(v, seats[:, k]) for k in range(self.n)], dim=1)
+        made = v["won"][:, 0] >= need[:, 0]
+        playing = (v["role"] == self.role_pos[Role.MAUSCHLER]) | (v["role"] == self.role_pos[Role.GOER])
+        short = (playing & (v["won"] < need))[:, 1:].sum(dim=1)
+        strongest, any_trump = f.strongest(f.legal & v["trumps"])
+        return strongest, ~v["in_progress"] & made & (short >= 2) & any_trump
+
+
+class MoucheExpertT(TrickExpertT):
+    """:class:`MoucheExpert`: a fifth of the pot per trick, the pot (or Méry's cap) for none; the announced
+    Pamphile is known to be in its announcer's hand."""
+
+    python = MoucheExpert
+
+    def payoff(self, v, seat, tricks):
+        pot = v["pot"][:, None]
+        cap = self.brain.rules.mery_cap
+        owed = pot if cap is None else pot.clamp_max(cap)
+        chips = v["chips"].gather(1, seat[:, None])
+        return torch.where(tricks > 0, pot // self.T * tricks, -torch.minimum(owed, chips))
+
+    def known_cards(self, f, v):
+        known = super().known_cards(f, v)
+        jc = self.brain.rules.jc
+        if jc is None or "announced" not in self.piece:
+            return known
+        ann = f.cut("announced") > 0  # [B, n]
+        on = ann & (f.trump_card != jc)[:, None]
+        known[:, :, jc] |= on
+        return known
+
+
+class MuschkaExpertT(TrickExpertT):
+    """:class:`MuschkaExpert`: the fall of the own score, the ace of spades' bonus and its rule."""
+
+    python = MuschkaExpert
+
+    def trick_unit(self, v):
+        return torch.ones_like(v["pot"], dtype=F64)
+
+    def payoff(self, v, seat, tricks):
+        b = self.brain
+        ace = b.ace
+        if ace is None:
+            holder = torch.zeros_like(seat, dtype=torch.bool)
+        else:
+            mine = (v["hand"][:, ace] | v["played_by"][:, 0, ace]) & (seat == 0)
+            theirs = v["played_by"][v["rows"], seat, ace] & (seat != 0)
+            holder = mine | theirs
+        spades = (v["suit"] == SPADES)[:, None]
+        delta = torch.where(tricks > 0, -tricks, 5)
+        with_ace = torch.where(tricks > 0, delta - torch.where(spades, 10, 5), 10)
+        delta = torch.where(holder[:, None], with_ace, delta)
+        old = v["scores"].gather(1, seat[:, None])
+        new = old + delta
+        return old - torch.where(new < 0, b.start, new)
+
+    def view(self, f):
+        v = super().view(f)
+        v["hand"], v["rows"], v["suit"] = f.hand, f.rows, f.suit
+        return v
