@@ -274,8 +274,12 @@ def test_registry_has_both_levels_for_every_ruleset(ruleset):
     for level in LEVELS:
         agent = batched_opponent(level, game, "cpu", seed=1)
         assert isinstance(agent, TensorAgent) and agent.name == level
-        # Tensor code: every beginner, the mauscheln expert; the trick-model experts loop over the rows.
+        # Tensor code: every beginner and the mauscheln expert; the card play of the trick-model experts,
+        # whose other phases run through the Python expert row by row.
         assert agent.vectorized == (level == "beginner" or ruleset == "mauscheln")
+        if not agent.vectorized:
+            phases = [game.spec.phases[i] for i in agent.row_phases]
+            assert "play" not in phases and phases
 
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))

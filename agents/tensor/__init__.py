@@ -10,17 +10,17 @@ that this holds.
 :data:`TENSOR_AGENTS` maps a ruleset to the factory of each level, as
 :data:`agents.strategies.STRATEGIES` maps it to the Python strategies:
 
-==================  ===============================  ==========================================
-ruleset             beginner                         expert
-==================  ===============================  ==========================================
-mauscheln           tensor code                      tensor code (:class:`BatchedExpert`); the
-                                                     Python expert row by row with Vierling,
-                                                     Belli or Weli
-mauscheln_classic   tensor code                      the Python expert row by row
-mousel              tensor code                      the Python expert row by row
-mouche              tensor code                      the Python expert row by row
-muschka             tensor code                      the Python expert row by row
-==================  ===============================  ==========================================
+==================  ============  ==========================================================
+ruleset             beginner      expert
+==================  ============  ==========================================================
+mauscheln           tensor code   tensor code (:class:`BatchedExpert`); with Vierling, Belli
+                                  or Weli the Python expert row by row
+mauscheln_classic   tensor code   card play in tensor code (:mod:`agents.tensor.trick`),
+                                  the other phases the Python expert row by row
+mousel              tensor code   the same
+mouche              tensor code   the same
+muschka             tensor code   the same
+==================  ============  ==========================================================
 
 "The Python expert row by row" is :class:`agents.tensor.rows.RowAgent`: the
 strategy of the trick model run on each row with its ``info`` rebuilt from

@@ -62,6 +62,7 @@ class TrickExpertT(VectorAgent):
     name = "expert"
     python: type[TrickStrategy] = TrickStrategy
     partial = True
+    vectorized = False  # the play phase only; the others run through the Python expert row by row
 
     def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, risk: float = 0.0) -> None:
         self.rows = RowExpert(game, device, seed, risk=risk)  # validates risk
@@ -186,7 +187,7 @@ class TrickExpertT(VectorAgent):
         return torch.round(f.cut(name).to(F64) / scale).to(torch.int64)
 
     def view(self, f: Features) -> dict:
-        a, B, n, N, T = self, f.B, self.n, self.N, self.T
+        B, n, N, T = f.B, self.n, self.N, self.T
         v: dict[str, Any] = {}
         s = f.suit
         v["trumps"] = self.trump.index_select(0, s)
@@ -354,94 +355,103 @@ class TrickExpertT(VectorAgent):
 
     # ------------------------------------------------------------------ play
     def choose_card(self, f: Features, v: dict) -> torch.Tensor:
-        B, N, T = f.B, self.N, self.T
+        """``TrickStrategy.choose_card`` over the hand's cards: H = hand size slots per row, the cards of
+        the hand in increasing id (the order of ``iter_bits``), the unused slots masked."""
+        B, N, T, H = f.B, self.N, self.T, self.hand_size
         s = f.suit
         rows = f.rows
-        cards = f.legal
         hand = f.hand
         trumps = v["trumps"]
+        ids = torch.arange(N, device=self.device)
+        slot_card = torch.where(hand, ids, N).sort(dim=1).values[:, :H]  # [B, H]
+        ok = slot_card < N
+        card = slot_card.clamp_max(N - 1)
+        legal = f.legal.gather(1, card) & ok  # the legal cards are cards of the hand
         me = torch.zeros(B, dtype=torch.int64, device=self.device)
         won = v["won"][:, 0]
         table = self.payoff_table(f, v, me)  # [B, T + 1]
-        # lead chances of every card (opp = the opponents, ascending)
-        lead_beat = self.beat_chance(v, self._lead_beaters(s), self.emask[s[:, None], self.eff[s]])
-        lead = self.product(lead_beat, v["opponents"])  # [B, N]
-        # win chances of every card played now
+        # the chance that each hand card wins a trick it leads, against the opponents (ascending)
+        rule_lead = self.rule[s[:, None], card].to(torch.int64)
+        lead_beaters = self.beaters[s[:, None], rule_lead, card]  # [B, H, N]
+        lead_led = self.emask[s[:, None], self.eff[s[:, None], card]]  # [B, H, N]
+        lead_beat = self.beat_chance(v, lead_beaters, lead_led)  # [B, n, H]
+        lead = self.product(lead_beat, v["opponents"])  # [B, H]
+        # the chance that each hand card, played now, wins this trick
         in_prog = v["in_progress"]
-        led_now = self.emask[s, self.eff[s, v["first"]]]  # [B, N]
-        follow_beaters = self.beaters[s, v["rule"]]  # [B, N(win), N]
-        follow_beat = self.beat_chance(v, follow_beaters, led_now[:, None, :].expand(-1, N, -1))
         to_follow = v["to_follow"]
+        rule = v["rule"]
+        led_now = self.emask[s, self.eff[s, v["first"]]]  # [B, N]
+        follow_beaters = self.beaters[s[:, None], rule[:, None], card]  # [B, H, N]
+        follow_beat = self.beat_chance(v, follow_beaters, led_now[:, None, :].expand(-1, H, -1))
         p_follow = self.product(follow_beat, to_follow, v["follow_order"])
-        wins_now = self.wins[s, v["rule"]][rows, v["win"]]  # [B, N]: c wins over the trick's winner
-        locks_now = self.locks[s, v["rule"]]  # [B, N]
+        wins_now = self.wins[s[:, None], rule[:, None], v["win"][:, None], card]  # [B, H]
+        locks_now = self.locks[s[:, None], rule[:, None], card]
         p_trick = torch.where(wins_now, torch.where(locks_now, 1.0, p_follow), 0.0)
         lead_win = self.product(lead_beat, to_follow, v["follow_order"])
         win_chance = torch.where(in_prog[:, None], p_trick, lead_win)
+        weak = f.weak.gather(1, card)  # [B, H]: the order of weakest
+        big = torch.iinfo(torch.int32).max
+
+        def weakest(among: torch.Tensor) -> torch.Tensor:
+            slot = torch.where(among, weak, big).argmin(dim=1)
+            return card[rows, slot]
+
         # the trick is lost whatever is played: throw the card least likely to win later
         mono = torch.ones(B, dtype=torch.bool, device=self.device)
         for i in range(T):
             mono &= (i < won) | (table[:, i] <= table[:, i + 1])
-        lost = in_prog & mono & ~(cards & wins_now).any(dim=1)
-        lc = torch.where(cards, lead, torch.inf)
-        throw, _ = f.weakest(cards & (lc == lc.amin(dim=1, keepdim=True)))
-        # the expected payoff of each card
+        lost = in_prog & mono & ~(legal & wins_now).any(dim=1)
+        lc = torch.where(legal, lead, torch.inf)
+        throw = weakest(legal & (lc == lc.amin(dim=1, keepdim=True)))
+        # the expected payoff of each card (see TrickStrategy.choose_card)
         deny = self.deny_value(f, v)
-        hand_tr = hand & trumps
-        beats = self.beats3[s]  # [B, N(x), N]: cards that beat x
-        higher = (beats & v["unseen"][:, None, :]).sum(dim=2)  # [B, N]
-        eye = torch.eye(N, dtype=torch.bool, device=self.device)
-        lower = ~beats & ~eye[None]  # [B, x, j]: j does not beat x, j != x
-        lower_hand = (lower & hand_tr[:, None, :]).sum(dim=2)  # [B, x]
-        c_lower = (lower & hand_tr[:, None, :]).transpose(1, 2)  # [B, c, x]: c is a hand trump below x
-        rest_lower = lower_hand[:, None, :] - c_lower.to(torch.int64)  # [B, c, x]
+        is_tr = trumps.gather(1, card) & ok  # [B, H]
+        beats_x = self.beats3[s[:, None], card]  # [B, H(x), N]: the cards that beat x
+        higher = (beats_x & v["unseen"][:, None, :]).sum(dim=2)  # [B, H]
+        x_beaten_by = beats_x.gather(2, card[:, None, :].expand(-1, H, -1))  # [B, x, c]: c beats x
+        eye = torch.eye(H, dtype=torch.bool, device=self.device)[None]
+        below = ~x_beaten_by & ~eye & is_tr[:, None, :]  # [B, x, j]: hand trump j below x
+        lower_hand = below.sum(dim=2)  # [B, x]
+        rest_lower = lower_hand[:, None, :] - below.transpose(1, 2).to(torch.int64)  # [B, c, x]
         guard = (higher > 0)[:, None, :] & (rest_lower >= higher[:, None, :])
         suit_masks = self.emask[s]  # [B, 4, N]
         in_suit = (hand[:, None, :] & suit_masks).sum(dim=2)  # [B, 4]
-        c_in = suit_masks.transpose(1, 2).to(torch.int64)  # [B, c, 4]
-        empty = (in_suit[:, None, :] - c_in * hand[:, :, None].to(torch.int64)) == 0  # [B, c, 4]
+        c_in = suit_masks.gather(2, card[:, None, :].expand(-1, 4, -1)).transpose(1, 2)  # [B, c, 4]
+        empty = (in_suit[:, None, :] - (c_in & ok[:, :, None]).to(torch.int64)) == 0
         live_suit = (v["unseen"][:, None, :] & suit_masks).any(dim=2)  # [B, 4]
         side = torch.arange(4, device=self.device)[None, :] != s[:, None]
         void = (empty & (live_suit & side)[:, None, :]).any(dim=2)  # [B, c]
-        p = lead[:, None, :].expand(B, N, N)
-        is_tr = trumps[:, None, :]
-        p_g = torch.where(guard & is_tr, p + (1.0 - p) * self.guard, p)
-        p_r = torch.where(is_tr & (p_g < 0.9) & void[:, :, None], p_g + (1.0 - p_g) * self.ruff, p_g)
-        p_t = torch.where(is_tr, torch.where(p_r > 1.0, 1.0, p_r), p)
+        p = lead[:, None, :].expand(B, H, H)
+        tr = is_tr[:, None, :]
+        p_g = torch.where(guard & tr, p + (1.0 - p) * self.guard, p)
+        p_r = torch.where(tr & (p_g < 0.9) & void[:, :, None], p_g + (1.0 - p_g) * self.ruff, p_g)
+        p_t = torch.where(tr, torch.where(p_r > 1.0, 1.0, p_r), p)
         fs = p_t ** self.power_exp  # [B, c, x]
-        member = hand[:, None, :] & ~eye[None]  # x in rest(c)
-        L = self.hand_size + 1
-        dist = torch.zeros(B, N, L, dtype=F64, device=self.device)
+        member = ok[:, None, :] & ~eye  # x in the rest of the hand after c
+        dist = torch.zeros(B, H, H + 1, dtype=F64, device=self.device)
         dist[:, :, 0] = 1.0
-        for x in range(N):
+        for x in range(H):
             px = fs[:, :, x:x + 1]
             nxt = dist * (1.0 - px)
             nxt[:, :, 1:] += dist[:, :, :-1] * px
             dist = torch.where(member[:, :, x:x + 1], nxt, dist)
-        lose = torch.zeros(B, N, dtype=F64, device=self.device)
-        win = torch.zeros(B, N, dtype=F64, device=self.device)
-        for i in range(L):
+        lose = torch.zeros(B, H, dtype=F64, device=self.device)
+        win = torch.zeros(B, H, dtype=F64, device=self.device)
+        for i in range(H + 1):
             q = dist[:, :, i]
             lo = table.gather(1, (won + i).clamp_max(T)[:, None])
             hi = table.gather(1, (won + 1 + i).clamp_max(T)[:, None])
             lose = lose + torch.where(q != 0, q * lo, 0.0)
             win = win + torch.where(q != 0, q * hi, 0.0)
         ev = win_chance * (win + deny[:, None]) + (1.0 - win_chance) * lose
-        key = torch.where(cards, torch.round(ev * 1e9), -torch.inf)
-        best, _ = f.weakest(cards & (key == key.amax(dim=1, keepdim=True)))
+        key = torch.where(legal, torch.round(ev * 1e9), -torch.inf)
+        best = weakest(legal & (key == key.amax(dim=1, keepdim=True)))
         answer = torch.where(lost, throw, best)
         before = self.before_choice(f, v)
         if before is not None:
             action, applies = before
             answer = torch.where(applies, action, answer)
         return answer
-
-    def _lead_beaters(self, s: torch.Tensor) -> torch.Tensor:
-        """bool[B, N(x), N]: the cards that beat x leading its own trick (``beaters(t, x, x)``)."""
-        N = self.N
-        x = torch.arange(N, device=self.device)
-        r = self.rule[s]  # [B, N]: x switches the rule on as the first card
-        return self.beaters[s[:, None], r.to(torch.int64), x[None, :]]
 
     def payoff_table(self, f: Features, v: dict, seat: torch.Tensor) -> torch.Tensor:
         t = torch.arange(self.T + 1, device=self.device)[None, :].expand(f.B, -1)
