@@ -254,7 +254,7 @@ def test_layout_and_arguments_are_checked():
         tensor_agent("pimc", game)
     with pytest.raises(ValueError, match="risk"):
         tensor_agent("expert", game, risk=3.0)
-    with pytest.raises(ValueError, match="unknown parameters"):
+    with pytest.raises(ValueError, match="boldness"):
         tensor_agent("expert", game, boldness=1.0)
     with pytest.raises(ValueError):
         tensor_agent("beginner", game, risk=1.0)
