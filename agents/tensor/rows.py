@@ -20,8 +20,10 @@ decision that depends on the seat's absolute number, and the one memory they
 keep between decisions (the rest of an exchange planned at its first card) is
 cleared before each row: the plan is a shortcut, and planning again from the
 observation gives the same card. It is as fast as the Python agent (a loop
-over the rows, in Python): the strategies of the trick model are not tensor
-code yet; it is what lets training use them on the batched backend.
+over the rows, in Python). The trick-model experts
+(:mod:`agents.tensor.trick`) use it for the phases that are not tensor code
+yet (bidding, exchange), and the registry for the tables the tensor code does
+not play (Mauscheln with Vierling, Belli or Weli).
 """
 
 from __future__ import annotations
