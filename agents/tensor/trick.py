@@ -40,6 +40,9 @@ from agents.tensor.rows import RowExpert
 from mauscheln_env.engine import Game, Role
 
 F64 = torch.float64
+DEFER = -2
+"""A tensor rule's answer for a row it leaves to the Python expert (e.g. Muschka's exchange with the ace of
+spades in hand)."""
 
 
 class TrickFeatures(Features):
@@ -76,6 +79,7 @@ class TrickExpertT(VectorAgent):
         self.hand_size, self.profile = rules.hand_size, rules.profile
         self.guard, self.ruff, self.power_exp = brain.guard_value, brain.ruff_value, brain.chance_power
         self.field_share, self.deny_weight = brain.field_share, brain.deny_weight
+        self.opponent_hand = rules.hand_size + brain.opponent_extra
 
         def tensor(x: Any, dtype: torch.dtype = torch.bool) -> torch.Tensor:
             return torch.as_tensor(np.asarray(x), dtype=dtype, device=dev).contiguous()
@@ -132,7 +136,7 @@ class TrickExpertT(VectorAgent):
             idx = ((phase == i) & choice).nonzero().squeeze(-1)
             if idx.numel():
                 answer[idx] = handler(self.features(obs[idx], mask[idx]))
-        rows = torch.zeros_like(choice)
+        rows = answer == DEFER
         for i in self.row_phases:
             rows |= phase == i
         idx = (rows & choice).nonzero().squeeze(-1)
@@ -453,6 +457,169 @@ class TrickExpertT(VectorAgent):
             answer = torch.where(applies, action, answer)
         return answer
 
+    # ------------------------------------------------------------------ exchange (TrickStrategy.exchange_plan)
+    def virtual_beat(self, v: dict, beaters: torch.Tensor, led: torch.Tensor) -> torch.Tensor:
+        """float64[B, K]: ``DealView.virtual_beat_chance``: an opponent not yet known holds a hand of
+        ``opponent_hand`` unseen cards, trumps weighted by ``trump_weight``."""
+        unseen, trumps = v["unseen"], v["trumps"]
+        f32 = torch.float32
+        pool = unseen.to(f32)[:, None, :]
+        pool_tr = (unseen & trumps).to(f32)[:, None, :]
+        extra = self.brain.trump_weight - 1.0
+
+        def w(m: torch.Tensor) -> torch.Tensor:
+            mt = m.to(f32).transpose(1, 2)
+            return torch.bmm(pool, mt)[:, 0].to(F64) + extra * torch.bmm(pool_tr, mt)[:, 0].to(F64)
+
+        u = unseen.sum(dim=1, dtype=F64)[:, None] + extra * (unseen & trumps).sum(dim=1, dtype=F64)[:, None]
+        h = torch.minimum(unseen.sum(dim=1), torch.full_like(unseen.sum(dim=1), self.opponent_hand))[:, None]
+        h = h.expand(-1, beaters.shape[1])
+        w_f, w_up, w_out = w(led), w(beaters & led), w(beaters & ~led)
+        beat = 1.0 - self.miss_all(u.expand_as(w_up), w_up, h)
+        void_part = self.miss_all(u.expand_as(w_f), w_f, h) * (1.0 - self.miss_all(u - w_f, w_out, h))
+        return torch.where(w_out != 0, beat + void_part, beat)
+
+    def hand_chances(self, f: Features, v: dict, full: torch.Tensor, opp: torch.Tensor) -> torch.Tensor:
+        """float64[B, N]: ``TrickStrategy.hand_chances(v, full, opp)`` for every card (meaningful in ``full``),
+        ``opp`` (float64[B]) opponents not yet known, before play (the ruff counts whatever the voids)."""
+        N = self.N
+        s = f.suit
+        ids = torch.arange(N, device=self.device)
+        rule = self.rule[s].to(torch.int64)
+        beaters = self.beaters[s[:, None], rule, ids[None, :]]  # [B, N, N]: beaters(t, x, x)
+        led = self.emask[s[:, None], self.eff[s]]
+        vb = self.virtual_beat(v, beaters, led)
+        p = torch.where(opp[:, None] != 0, (1.0 - vb) ** opp[:, None], 1.0)
+        trumps = v["trumps"]
+        beats = self.beats3[s]  # [B, x, j]
+        higher = (beats & v["unseen"][:, None, :]).sum(dim=2)
+        eye = torch.eye(N, dtype=torch.bool, device=self.device)[None]
+        lower = (full & trumps)[:, None, :] & ~beats & ~eye
+        guard = (higher > 0) & (lower.sum(dim=2) >= higher) & trumps
+        p = torch.where(guard, p + (1.0 - p) * self.guard, p)
+        p = torch.where(trumps & (p < 0.9), p + (1.0 - p) * self.ruff, p)
+        chance = torch.where(p < 1.0, p, 1.0) ** self.power_exp
+        return torch.where(trumps, chance, chance * self.brain.side_discount)
+
+    def stock_left(self, f: Features, v: dict) -> torch.Tensor:
+        """int64[B]: ``TrickStrategy.stock_left``."""
+        ex = f.cut("exchanged").view(f.B, self.n, -1)
+        count = ex.argmax(dim=2) - 1  # -1: not yet
+        drawn = count.clamp_min(0).sum(dim=1)
+        if self.brain.knock_draws_trump_card and "knock" in self.piece:
+            knocked = f.cut("knock")[:, 0] > 0
+            dealer_done = count[f.rows, f.dealer] > 0
+            drawn = drawn - (knocked & (v["holder"] >= 0) & dealer_done).to(torch.int64)
+        dealt = f.live.sum(dim=1) * self.hand_size + 1
+        return (self.N - dealt - drawn).clamp_min(0)
+
+    def draw_chance(self, f: Features, v: dict, m: torch.Tensor) -> torch.Tensor:
+        """float64[B]: ``TrickStrategy.draw_chance`` with ``m`` (float64[B]) opponents, before play."""
+        b = self.brain
+        s = f.suit
+        unseen, trumps = v["unseen"], v["trumps"]
+        u_i = unseen.sum(dim=1)
+        u = u_i.to(F64)
+        n_tr_i = (unseen & trumps).sum(dim=1)
+        n_tr = n_tr_i.to(F64)
+        held = (u_i - self.stock_left(f, v)).clamp_min(0).to(F64)
+        heavy = u + (b.stock_weight - 1.0) * n_tr
+        safe = torch.where(heavy != 0, heavy, 1.0)
+        in_tr = torch.where(heavy != 0, (1.0 - held * b.stock_weight / safe).clamp_min(0.0), 0.0)
+        in_side = torch.where(heavy != 0, (1.0 - held / safe).clamp_min(0.0), 0.0)
+        suit_counts = (unseen[:, None, :] & self.emask[s]).sum(dim=2)  # [B, 4]
+        side = torch.arange(4, device=self.device)[None, :] != s[:, None]
+        sides = torch.where(side, suit_counts, torch.iinfo(torch.int64).max).sort(dim=1).values[:, :3]
+        h = torch.minimum(u_i, torch.full_like(u_i, self.opponent_hand))
+        own = (f.hand & trumps).sum(dim=1)
+        w = b.trump_weight
+        uw = u + (w - 1.0) * n_tr
+        power = self.power_exp
+        total = torch.zeros_like(u)
+        for j in range(int(n_tr_i.max()) if n_tr_i.numel() else 0):
+            on = j < n_tr_i
+            p = (1.0 - self.beat_odds(uw, h, n_tr * w, torch.full_like(u, j * w), torch.zeros_like(u))) ** m
+            if j:
+                p = torch.where(own >= j, p + (1.0 - p) * b.guard_value, p)
+            p = torch.where(p < 0.9, p + (1.0 - p) * b.ruff_value, p)
+            total = torch.where(on, total + torch.where(p < 1.0, p, 1.0) ** power, total)
+        out = n_tr * w
+        side_sum = torch.zeros_like(u)
+        for k in range(3):
+            nf_i = sides[:, k].clamp_max(self.N)
+            nf = nf_i.to(F64)
+            for j in range(int(nf_i.max()) if nf_i.numel() else 0):
+                on = j < nf_i
+                q = (1.0 - self.beat_odds(uw, h, nf, torch.full_like(u, float(j)), out)) ** m
+                side_sum = torch.where(on, side_sum + b.side_discount * torch.where(q < 1.0, q, 1.0) ** power,
+                                       side_sum)
+        weight = n_tr * in_tr + (u - n_tr) * in_side
+        tot = total * in_tr + side_sum * in_side
+        return torch.where(weight != 0, tot / torch.where(weight != 0, weight, 1.0), 0.0)
+
+    def beat_odds(self, pool, hand, follow, up, void_beat):
+        """:func:`agents.strategies.common.beat_odds`, elementwise."""
+        p = 1.0 - self.miss_all(pool, up, hand)
+        extra = self.miss_all(pool, follow, hand) * (1.0 - self.miss_all(pool - follow, void_beat, hand))
+        return torch.where(void_beat != 0, p + extra, p)
+
+    def exchange_plan(self, f: Features, v: dict, table: torch.Tensor, limit: torch.Tensor, opp: torch.Tensor,
+                      draws_done: torch.Tensor, min_throw: torch.Tensor, extra: torch.Tensor | None = None,
+                      draw_offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """``TrickStrategy.exchange_plan`` without ``slots`` and ``fresh``: (bool[B, N] the cards to throw,
+        bool[B] whether any plan was made)."""
+        B, N, H, T = f.B, self.N, self.hand_size, self.T
+        hand = f.hand
+        full = hand if extra is None else hand | extra
+        chances = self.hand_chances(f, v, full, opp)
+        ids = torch.arange(N, device=self.device)
+        slot_card = torch.where(hand, ids, N).sort(dim=1).values[:, :H]  # ascending card id; N: no card
+        ok = slot_card < N
+        ch = torch.where(ok, chances.gather(1, slot_card.clamp_max(N - 1)), torch.inf)
+        ch, order = ch.sort(dim=1, stable=True)  # by (chance, card)
+        slot_card = slot_card.gather(1, order)
+        count = ok.sum(dim=1)
+        fixed = None
+        if extra is not None:
+            ex_card = extra.to(torch.uint8).argmax(dim=1)
+            fixed = (extra.any(dim=1), chances.gather(1, ex_card[:, None])[:, 0])
+        dp = self.draw_chance(f, v, opp)
+        top = torch.minimum(limit, count)
+        best_ev = torch.full((B,), -torch.inf, dtype=F64, device=self.device)
+        best_n = torch.full((B,), -1, dtype=torch.int64, device=self.device)
+        for n_throw in range(H + 1):
+            valid = (n_throw >= min_throw) & (n_throw <= top)
+            draws = (draws_done + n_throw - draw_offset).clamp_min(0)
+            dist = torch.zeros(B, T + 2, dtype=F64, device=self.device)
+            dist[:, 0] = 1.0
+
+            def add(dist: torch.Tensor, p: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
+                nxt = dist * (1.0 - p)[:, None]
+                nxt[:, 1:] += dist[:, :-1] * p[:, None]
+                return torch.where(on[:, None], nxt, dist)
+
+            for j in range(n_throw, H):
+                dist = add(dist, torch.where(j < count, ch[:, j], 0.0), j < count)
+            if fixed is not None:
+                dist = add(dist, fixed[1], fixed[0])
+            for d in range(H + 1):
+                dist = add(dist, dp, d < draws)
+            ev = torch.zeros(B, dtype=F64, device=self.device)
+            for i in range(T + 1):
+                ev = ev + torch.where(dist[:, i] != 0, dist[:, i] * table[:, i], 0.0)
+            better = valid & ((best_n < 0) | (ev > best_ev + 1e-9))
+            best_ev = torch.where(better, ev, best_ev)
+            best_n = torch.where(better, n_throw, best_n)
+        slots = torch.arange(H, device=self.device)[None, :]
+        throw_slots = (slots < best_n[:, None]) & (slot_card < N)
+        throw = torch.zeros(B, N + 1, dtype=torch.bool, device=self.device)  # column N takes the empty slots
+        throw.scatter_(1, slot_card, throw_slots)
+        return throw[:, :N], best_n >= 0
+
+    def mark(self, f: Features, throw: torch.Tensor) -> torch.Tensor:
+        """``TrickStrategy.mark``: the weakest legal card of ``throw``, else ``done``, else the weakest legal card."""
+        return self.next_mark(f, throw)
+
     def payoff_table(self, f: Features, v: dict, seat: torch.Tensor) -> torch.Tensor:
         t = torch.arange(self.T + 1, device=self.device)[None, :].expand(f.B, -1)
         others = (f.live.sum(dim=1) - 1).clamp_min(1)
@@ -498,6 +665,28 @@ class MouselExpertT(TrickExpertT):
     def payoff(self, v, seat, tricks):
         need = 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.COMMITTED]).to(torch.int64)
         return _pot_payoff(v, seat, tricks, need, self.T, per_missing=False)
+
+    def _on_exchange(self, f: Features) -> torch.Tensor:
+        """``MouselExpert._on_exchange``: the best exchange; a knocking dealer throws at least one card, takes
+        the trump card and draws one card fewer."""
+        v = self.view(f)
+        me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
+        table = self.payoff_table(f, v, me)
+        marked = f.cut("own_discards").sum(dim=1).round().to(torch.int64)
+        opp = v["opponents"].sum(dim=1).to(F64)
+        zero = torch.zeros_like(marked)
+        limit = (torch.clamp_max(self.stock_left(f, v), self.brain.rules.exchange_limit) - marked).clamp_min(0)
+        throw, _ = self.exchange_plan(f, v, table, limit, opp, marked, zero)
+        knocker = torch.zeros_like(marked, dtype=torch.bool)
+        if "knock" in self.piece:
+            knocker = (f.cut("knock")[:, 0] > 0) & (f.dealer == 0) & (v["holder"] < 0)
+        if bool(knocker.any()):
+            extra = torch.zeros_like(f.hand)
+            extra[f.rows, f.trump_card] = True
+            throw_k, _ = self.exchange_plan(f, v, table, self.hand_size - marked, opp, marked,
+                                            (marked == 0).to(torch.int64), extra=extra, draw_offset=1)
+            throw = torch.where(knocker[:, None], throw_k, throw)
+        return self.mark(f, throw)
 
 
 class ClassicExpertT(TrickExpertT):
@@ -547,7 +736,38 @@ class ClassicExpertT(TrickExpertT):
         return strongest, ~v["in_progress"] & made & (short >= 2) & any_trump
 
 
-class MoucheExpertT(TrickExpertT):
+class DecideExchange:
+    """``DecideExpert._on_exchange`` (mouche, muschka): the best exchange against the rivals."""
+
+    def rivals(self, f: Features, v: dict) -> torch.Tensor:
+        """float64[B]: ``DecideExpert.rivals``."""
+        b = self.brain
+        role = v["role"]
+        stayed = role == self.role_pos[Role.STAYED]
+        inn = stayed | (role == self.role_pos[Role.EXCHANGED])
+        later = f.live & (role == self.role_pos[Role.UNDECIDED])
+        total = torch.zeros(f.B, dtype=F64, device=self.device)
+        for k in range(1, self.n):
+            add = torch.where(stayed[:, k], b.stayed_weight, 1.0)
+            total = torch.where(inn[:, k], total + add, total)
+        rivals = total + b.join_rate * later[:, 1:].sum(dim=1).to(F64)
+        return torch.where(rivals > 1.0, rivals, 1.0)
+
+    def exchange_rows(self, f: Features) -> torch.Tensor:
+        """bool[B]: the rows this class plans (the others are left to the Python expert)."""
+        return torch.ones(f.B, dtype=torch.bool, device=self.device)
+
+    def _on_exchange(self, f: Features) -> torch.Tensor:
+        v = self.view(f)
+        me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
+        table = self.payoff_table(f, v, me)
+        marked = f.cut("own_discards").sum(dim=1).round().to(torch.int64) - (v["holder"] == 0).to(torch.int64)
+        throw, _ = self.exchange_plan(f, v, table, self.hand_size - marked, self.rivals(f, v), marked,
+                                      torch.zeros_like(marked))
+        return torch.where(self.exchange_rows(f), self.mark(f, throw), DEFER)
+
+
+class MoucheExpertT(DecideExchange, TrickExpertT):
     """:class:`MoucheExpert`: a fifth of the pot per trick, the pot (or Méry's cap) for none; the announced
     Pamphile is known to be in its announcer's hand."""
 
@@ -571,7 +791,7 @@ class MoucheExpertT(TrickExpertT):
         return known
 
 
-class MuschkaExpertT(TrickExpertT):
+class MuschkaExpertT(DecideExchange, TrickExpertT):
     """:class:`MuschkaExpert`: the fall of the own score, the ace of spades' bonus and its rule."""
 
     python = MuschkaExpert
@@ -600,3 +820,10 @@ class MuschkaExpertT(TrickExpertT):
         v = super().view(f)
         v["hand"], v["rows"], v["suit"] = f.hand, f.rows, f.suit
         return v
+
+    def exchange_rows(self, f):
+        """The exchange with the ace of spades in hand (keep it or throw it) is left to the Python expert."""
+        ace = self.brain.ace
+        if ace is None:
+            return super().exchange_rows(f)
+        return ~f.hand[:, ace]
