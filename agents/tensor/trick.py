@@ -36,6 +36,7 @@ from agents.strategies.mouche import MoucheExpert
 from agents.strategies.mousel import MouselExpert
 from agents.strategies.muschka import SPADES, MuschkaExpert
 from agents.tensor.common import Features, VectorAgent
+from agents.tensor.mousel import forehand_seat
 from agents.tensor.rows import RowExpert
 from mauscheln_env.engine import Game, Role
 
@@ -565,9 +566,9 @@ class TrickExpertT(VectorAgent):
 
     def exchange_plan(self, f: Features, v: dict, table: torch.Tensor, limit: torch.Tensor, opp: torch.Tensor,
                       draws_done: torch.Tensor, min_throw: torch.Tensor, extra: torch.Tensor | None = None,
-                      draw_offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+                      draw_offset: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``TrickStrategy.exchange_plan`` without ``slots`` and ``fresh``: (bool[B, N] the cards to throw,
-        bool[B] whether any plan was made)."""
+        bool[B] whether any plan was made, float64[B] its expected payoff)."""
         B, N, H, T = f.B, self.N, self.hand_size, self.T
         hand = f.hand
         full = hand if extra is None else hand | extra
@@ -614,17 +615,17 @@ class TrickExpertT(VectorAgent):
         throw_slots = (slots < best_n[:, None]) & (slot_card < N)
         throw = torch.zeros(B, N + 1, dtype=torch.bool, device=self.device)  # column N takes the empty slots
         throw.scatter_(1, slot_card, throw_slots)
-        return throw[:, :N], best_n >= 0
+        return throw[:, :N], best_n >= 0, best_ev
 
     def mark(self, f: Features, throw: torch.Tensor) -> torch.Tensor:
         """``TrickStrategy.mark``: the weakest legal card of ``throw``, else ``done``, else the weakest legal card."""
         return self.next_mark(f, throw)
 
-    def payoff_table(self, f: Features, v: dict, seat: torch.Tensor) -> torch.Tensor:
+    def payoff_table(self, f: Features, v: dict, seat: torch.Tensor, **kw: Any) -> torch.Tensor:
         t = torch.arange(self.T + 1, device=self.device)[None, :].expand(f.B, -1)
         others = (f.live.sum(dim=1) - 1).clamp_min(1)
         share = (self.field_share * self.trick_unit(v).to(F64)) / others
-        return self.payoff(v, seat, t).to(F64) + share.to(F64)[:, None] * t.to(F64)
+        return self.payoff(v, seat, t, **kw).to(F64) + share.to(F64)[:, None] * t.to(F64)
 
     def deny_value(self, f: Features, v: dict) -> torch.Tensor:
         who = v["who"]
@@ -662,9 +663,56 @@ class MouselExpertT(TrickExpertT):
 
     python = MouselExpert
 
-    def payoff(self, v, seat, tricks):
-        need = 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.COMMITTED]).to(torch.int64)
+    def payoff(self, v, seat, tricks, need=None):
+        if need is None:
+            need = 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.COMMITTED]).to(torch.int64)
         return _pot_payoff(v, seat, tricks, need, self.T, per_missing=False)
+
+    def _pressure(self, v: dict) -> torch.Tensor:
+        stake = max(1, self.brain.rules.stake)
+        return ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
+
+    def _on_knock(self, f: Features) -> torch.Tensor:
+        v = {"pot": self.number(f, "pot")[:, 0]}
+        rank = self.rank_pos[f.trump_card]
+        king = (rank == 1) & (self.n <= 4) & (self._pressure(v) <= 0.25 + 0.25 * self.brain.risk)
+        return torch.where((rank == 0) | king, self.ids["knock"], self.ids["no_knock"])
+
+    def _value_in(self, f: Features, v: dict, need: torch.Tensor) -> torch.Tensor:
+        """``MouselExpert._value_in``: coming in with ``need`` tricks to make, after the best exchange."""
+        role = v["role"]
+        ins = ((role == self.role_pos[Role.IN]) | (role == self.role_pos[Role.COMMITTED]))[:, 1:].sum(dim=1)
+        later = (f.live & (role == self.role_pos[Role.UNDECIDED]))[:, 1:].sum(dim=1)
+        join = self.brain.join_rate
+        rivals = ins.to(F64) + join * later.to(F64)
+        me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
+        table = self.payoff_table(f, v, me, need=need)
+        limit = torch.full_like(me, min(self.brain.rules.exchange_limit, self.hand_size))
+        zero = torch.zeros_like(me)
+        _, _, play = self.exchange_plan(f, v, table, limit, torch.where(rivals > 1.0, rivals, 1.0), zero, zero)
+        alone = (1.0 - join) ** later.to(F64)
+        return torch.where(ins > 0, play, alone * v["pot"].to(F64) + (1.0 - alone) * play)
+
+    def _on_declare(self, f: Features) -> torch.Tensor:
+        v = self.view(f)
+        role = v["role"]
+        committed = (role == self.role_pos[Role.COMMITTED]).any(dim=1)
+        forehand = forehand_seat(self, f) == 0
+        need = 1 + (forehand & ~committed).to(torch.int64)
+        value = self._value_in(f, v, need)
+        undecided_after = (f.live & (role == self.role_pos[Role.UNDECIDED]))[:, 1:].sum(dim=1)
+        ins = ((role == self.role_pos[Role.IN]) | (role == self.role_pos[Role.COMMITTED]))[:, 1:].sum(dim=1)
+        pot = v["pot"].to(F64)
+        out = torch.where((undecided_after == 0) & (ins == 1), -pot / max(1, self.n - 1), 0.0)
+        bar = out + pot * (0.1 * self._pressure(v) - 0.05 * self.brain.risk)
+        answer = torch.where(value > bar, self.ids["in"], self.ids["out"])
+        lead = self.ids.get("in_lead")
+        if lead is not None:
+            ask = f.mask[:, lead] & (need == 1)
+            if bool(ask.any()):
+                two = self._value_in(f, v, torch.full_like(need, 2))
+                answer = torch.where(ask & (two > torch.maximum(value, bar)), lead, answer)
+        return answer
 
     def _on_exchange(self, f: Features) -> torch.Tensor:
         """``MouselExpert._on_exchange``: the best exchange; a knocking dealer throws at least one card, takes
@@ -676,14 +724,14 @@ class MouselExpertT(TrickExpertT):
         opp = v["opponents"].sum(dim=1).to(F64)
         zero = torch.zeros_like(marked)
         limit = (torch.clamp_max(self.stock_left(f, v), self.brain.rules.exchange_limit) - marked).clamp_min(0)
-        throw, _ = self.exchange_plan(f, v, table, limit, opp, marked, zero)
+        throw, _, _ = self.exchange_plan(f, v, table, limit, opp, marked, zero)
         knocker = torch.zeros_like(marked, dtype=torch.bool)
         if "knock" in self.piece:
             knocker = (f.cut("knock")[:, 0] > 0) & (f.dealer == 0) & (v["holder"] < 0)
         if bool(knocker.any()):
             extra = torch.zeros_like(f.hand)
             extra[f.rows, f.trump_card] = True
-            throw_k, _ = self.exchange_plan(f, v, table, self.hand_size - marked, opp, marked,
+            throw_k, _, _ = self.exchange_plan(f, v, table, self.hand_size - marked, opp, marked,
                                             (marked == 0).to(torch.int64), extra=extra, draw_offset=1)
             throw = torch.where(knocker[:, None], throw_k, throw)
         return self.mark(f, throw)
@@ -762,7 +810,7 @@ class DecideExchange:
         me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
         table = self.payoff_table(f, v, me)
         marked = f.cut("own_discards").sum(dim=1).round().to(torch.int64) - (v["holder"] == 0).to(torch.int64)
-        throw, _ = self.exchange_plan(f, v, table, self.hand_size - marked, self.rivals(f, v), marked,
+        throw, _, _ = self.exchange_plan(f, v, table, self.hand_size - marked, self.rivals(f, v), marked,
                                       torch.zeros_like(marked))
         return torch.where(self.exchange_rows(f), self.mark(f, throw), DEFER)
 
