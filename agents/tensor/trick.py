@@ -536,24 +536,34 @@ class TrickExpertT(VectorAgent):
         w = b.trump_weight
         uw = u + (w - 1.0) * n_tr
         power = self.power_exp
+        # every term at once, then summed in the Python loops' order
+        J = int(n_tr_i.max()) if n_tr_i.numel() else 0
         total = torch.zeros_like(u)
-        for j in range(int(n_tr_i.max()) if n_tr_i.numel() else 0):
-            on = j < n_tr_i
-            p = (1.0 - self.beat_odds(uw, h, n_tr * w, torch.full_like(u, j * w), torch.zeros_like(u))) ** m
-            if j:
-                p = torch.where(own >= j, p + (1.0 - p) * b.guard_value, p)
+        if J:
+            j = torch.arange(J, device=self.device)[None, :]
+            col = lambda x: x[:, None].expand(-1, J)  # noqa: E731
+            p = (1.0 - self.beat_odds(col(uw), col(h), col(n_tr * w), (j * w).to(F64).expand(u.shape[0], -1),
+                                      torch.zeros(u.shape[0], J, dtype=F64, device=self.device))) ** col(m)
+            p = torch.where((j > 0) & (col(own) >= j), p + (1.0 - p) * b.guard_value, p)
             p = torch.where(p < 0.9, p + (1.0 - p) * b.ruff_value, p)
-            total = torch.where(on, total + torch.where(p < 1.0, p, 1.0) ** power, total)
+            term = torch.where(p < 1.0, p, 1.0) ** power
+            on = j < col(n_tr_i)
+            for i in range(J):
+                total = torch.where(on[:, i], total + term[:, i], total)
         out = n_tr * w
         side_sum = torch.zeros_like(u)
-        for k in range(3):
-            nf_i = sides[:, k].clamp_max(self.N)
-            nf = nf_i.to(F64)
-            for j in range(int(nf_i.max()) if nf_i.numel() else 0):
-                on = j < nf_i
-                q = (1.0 - self.beat_odds(uw, h, nf, torch.full_like(u, float(j)), out)) ** m
-                side_sum = torch.where(on, side_sum + b.side_discount * torch.where(q < 1.0, q, 1.0) ** power,
-                                       side_sum)
+        nf_i = sides.clamp_max(self.N)  # [B, 3]
+        J = int(nf_i.max()) if nf_i.numel() else 0
+        if J:
+            j = torch.arange(J, device=self.device)[None, None, :].expand(u.shape[0], 3, -1)
+            col = lambda x: x[:, None, None].expand(-1, 3, J)  # noqa: E731
+            nf = nf_i.to(F64)[:, :, None].expand(-1, -1, J)
+            q = (1.0 - self.beat_odds(col(uw), col(h), nf, j.to(F64), col(out))) ** col(m)
+            term = b.side_discount * torch.where(q < 1.0, q, 1.0) ** power
+            on = j < nf_i[:, :, None]
+            for k in range(3):
+                for i in range(J):
+                    side_sum = torch.where(on[:, k, i], side_sum + term[:, k, i], side_sum)
         weight = n_tr * in_tr + (u - n_tr) * in_side
         tot = total * in_tr + side_sum * in_side
         return torch.where(weight != 0, tot / torch.where(weight != 0, weight, 1.0), 0.0)
@@ -616,6 +626,22 @@ class TrickExpertT(VectorAgent):
         throw = torch.zeros(B, N + 1, dtype=torch.bool, device=self.device)  # column N takes the empty slots
         throw.scatter_(1, slot_card, throw_slots)
         return throw[:, :N], best_n >= 0, best_ev
+
+    def expected(self, table: torch.Tensor, probs: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
+        """float64[B]: :func:`agents.strategies.common.expected` over the chances ``probs`` [B, K] where ``on``,
+        in their order."""
+        B, T = table.shape[0], self.T
+        dist = torch.zeros(B, T + 2, dtype=F64, device=self.device)
+        dist[:, 0] = 1.0
+        for j in range(probs.shape[1]):
+            p = probs[:, j]
+            nxt = dist * (1.0 - p)[:, None]
+            nxt[:, 1:] += dist[:, :-1] * p[:, None]
+            dist = torch.where(on[:, j:j + 1], nxt, dist)
+        ev = torch.zeros(B, dtype=F64, device=self.device)
+        for i in range(T + 1):
+            ev = ev + torch.where(dist[:, i] != 0, dist[:, i] * table[:, i], 0.0)
+        return ev
 
     def mark(self, f: Features, throw: torch.Tensor) -> torch.Tensor:
         """``TrickStrategy.mark``: the weakest legal card of ``throw``, else ``done``, else the weakest legal card."""
@@ -805,6 +831,60 @@ class DecideExchange:
         """bool[B]: the rows this class plans (the others are left to the Python expert)."""
         return torch.ones(f.B, dtype=torch.bool, device=self.device)
 
+    def lone_value(self, f: Features, v: dict, seat: torch.Tensor) -> torch.Tensor:
+        """float64[B]: what ``seat`` gets when every other seat passes (Mouche: the pot)."""
+        return v["pot"].to(F64)
+
+    def bar(self, v: dict) -> torch.Tensor:
+        stake = max(1, self.brain.rules.stake)
+        pot = v["pot"].to(F64)
+        pressure = ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
+        return pot * (0.05 * pressure - 0.04 * self.brain.risk)
+
+    def _on_decide(self, f: Features) -> torch.Tensor:
+        """``DecideExpert._on_decide``: stay, the best exchange or pass, by the expected payoff."""
+        v = self.view(f)
+        b = self.brain
+        B, N, H = f.B, self.N, self.hand_size
+        me = torch.zeros(B, dtype=torch.int64, device=self.device)
+        role = v["role"]
+        inn = ((role == self.role_pos[Role.STAYED]) | (role == self.role_pos[Role.EXCHANGED]))[:, 1:]
+        later = (f.live & (role == self.role_pos[Role.UNDECIDED]))[:, 1:]
+        n_in, n_later = inn.sum(dim=1), later.sum(dim=1)
+        alone = (1.0 - b.join_rate) ** n_later.to(F64)
+        lone_me = self.lone_value(f, v, me)
+
+        def with_alone(play: torch.Tensor) -> torch.Tensor:
+            return torch.where(n_in > 0, play, alone * lone_me + (1.0 - alone) * play)
+
+        opp = self.rivals(f, v)
+        table = self.payoff_table(f, v, me)
+        chances = self.hand_chances(f, v, f.hand, opp)
+        ids = torch.arange(N, device=self.device)
+        slot_card = torch.where(f.hand, ids, N).sort(dim=1).values[:, :H]
+        ok = slot_card < N
+        stay = with_alone(self.expected(table, chances.gather(1, slot_card.clamp_max(N - 1)), ok))
+        full = torch.full_like(me, H)
+        throw, _, ev = self.exchange_plan(f, v, table, full, opp, torch.zeros_like(me), torch.ones_like(me))
+        exchange = with_alone(ev)
+        one = (n_in + n_later) == 1
+        seats = torch.arange(1, self.n, device=self.device)[None, :]
+        lone = torch.where(inn | later, seats, self.n).amin(dim=1).clamp_max(self.n - 1)
+        passing = torch.where(one, -self.lone_value(f, v, lone) / max(1, self.n - 1), 0.0) + self.bar(v)
+        # max over (stay, exchange, pass) by (value, is stay), the first of equals
+        best_v = torch.full((B,), -torch.inf, dtype=F64, device=self.device)
+        best_stay = torch.zeros(B, dtype=torch.bool, device=self.device)
+        best = torch.full_like(me, -1)
+        for k, (legal, value) in enumerate(((f.legal_action("stay"), stay), (f.legal.any(dim=1), exchange),
+                                            (f.legal_action("pass"), passing))):
+            is_stay = k == 0
+            better = legal & ((best < 0) | (value > best_v) | ((value == best_v) & is_stay & ~best_stay))
+            best_v = torch.where(better, value, best_v)
+            best_stay = torch.where(better, is_stay, best_stay)
+            best = torch.where(better, k, best)
+        names = torch.tensor([self.ids["stay"], -1, self.ids["pass"]], device=self.device)
+        return torch.where(best == 1, self.mark(f, throw), names[best.clamp_min(0)])
+
     def _on_exchange(self, f: Features) -> torch.Tensor:
         v = self.view(f)
         me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
@@ -828,6 +908,23 @@ class MoucheExpertT(DecideExchange, TrickExpertT):
         chips = v["chips"].gather(1, seat[:, None])
         return torch.where(tricks > 0, pot // self.T * tricks, -torch.minimum(owed, chips))
 
+    def _on_announce(self, f: Features) -> torch.Tensor:
+        return f.const(self.ids["announce"])
+
+    def _on_decide(self, f: Features) -> torch.Tensor:
+        """Stay with a dealt flush ("Tausch keinen Flush"); where the Béatrix swap is open, the Python expert
+        weighs it (row by row)."""
+        rules = self.brain.rules
+        suited = torch.ones(self.N, dtype=torch.bool, device=self.device)
+        if rules.pamphile_wild and rules.jc is not None:
+            suited[rules.jc] = False
+        suits = ((f.hand & suited[None, :]).to(torch.float32) @ self.suit_cards) > 0
+        flush = (f.hand.sum(dim=1) == self.hand_size) & (suits.sum(dim=1) == 1)
+        taken = f.cut("trump_taken_by")[:, 0] > 0
+        answer = super()._on_decide(f)
+        answer = torch.where(flush & f.legal_action("stay") & ~taken, self.ids["stay"], answer)
+        return torch.where(f.legal_action("swap") & ~(flush & f.legal_action("stay") & ~taken), DEFER, answer)
+
     def known_cards(self, f, v):
         known = super().known_cards(f, v)
         jc = self.brain.rules.jc
@@ -847,10 +944,12 @@ class MuschkaExpertT(DecideExchange, TrickExpertT):
     def trick_unit(self, v):
         return torch.ones_like(v["pot"], dtype=F64)
 
-    def payoff(self, v, seat, tricks):
+    def payoff(self, v, seat, tricks, holder=None):
         b = self.brain
         ace = b.ace
-        if ace is None:
+        if holder is not None:
+            pass
+        elif ace is None:
             holder = torch.zeros_like(seat, dtype=torch.bool)
         else:
             mine = (v["hand"][:, ace] | v["played_by"][:, 0, ace]) & (seat == 0)
@@ -868,6 +967,16 @@ class MuschkaExpertT(DecideExchange, TrickExpertT):
         v = super().view(f)
         v["hand"], v["rows"], v["suit"] = f.hand, f.rows, f.suit
         return v
+
+    def lone_value(self, f, v, seat):
+        """Credited five tricks without play, the ace's bonus not counted."""
+        tricks = torch.full((f.B, 1), self.T, dtype=torch.int64, device=self.device)
+        return self.payoff(v, seat, tricks, holder=torch.zeros_like(seat, dtype=torch.bool))[:, 0].to(F64)
+
+    def _on_decide(self, f):
+        """With the ace of spades in hand the Python expert weighs keeping or throwing it (row by row)."""
+        answer = super()._on_decide(f)
+        return torch.where(self.exchange_rows(f), answer, DEFER)
 
     def exchange_rows(self, f):
         """The exchange with the ace of spades in hand (keep it or throw it) is left to the Python expert."""
