@@ -15,11 +15,12 @@ ruleset             beginner      expert
 ==================  ============  ==========================================================
 mauscheln           tensor code   tensor code (:class:`BatchedExpert`); with Vierling, Belli
                                   or Weli the Python expert row by row
-mauscheln_classic   tensor code   card play in tensor code (:mod:`agents.tensor.trick`),
-                                  the other phases the Python expert row by row
-mousel              tensor code   the same
-mouche              tensor code   the same
-muschka             tensor code   the same
+mauscheln_classic   tensor code   card play in tensor code (:mod:`agents.tensor.trick`);
+                                  bidding and exchange the Python expert row by row
+mousel              tensor code   tensor code (:mod:`agents.tensor.trick`)
+mouche              tensor code   tensor code but the naming of trumps and the Béatrix swap
+muschka             tensor code   tensor code but deciding and exchanging with the ace of
+                                  spades in hand
 ==================  ============  ==========================================================
 
 "The Python expert row by row" is :class:`agents.tensor.rows.RowAgent`: the

@@ -1,26 +1,40 @@
-"""The card play of the trick-model experts as tensor code (:class:`agents.strategies.common.TrickStrategy`).
+"""The trick-model experts as tensor code (:class:`agents.strategies.common.TrickStrategy`).
 
-:class:`TrickExpertT` plays the ``play`` phase of the experts of
-``mauscheln_classic``, ``mousel``, ``mouche`` and ``muschka`` for a whole batch
-at once: :meth:`~agents.strategies.common.TrickStrategy.choose_card` and what it
-reads of :class:`~agents.strategies.common.DealView` (the cards a seat has not
-seen, the cards each seat's plays prove it lacks, the chance that a seat beats a
-card, the chance that a card wins the trick it is played to or leads, the
-Poisson-binomial value of the rest of the hand), in ``float64`` and in the
-Python code's order of operations. The other phases (bidding, exchange) are
-answered by the Python expert row by row (:class:`agents.tensor.rows.RowExpert`).
+:class:`TrickExpertT` and its per-ruleset subclasses make the decisions of the
+experts of ``mauscheln_classic``, ``mousel``, ``mouche`` and ``muschka`` for a
+whole batch at once, in ``float64`` and in the Python code's order of
+operations:
+
+* the card play (all four): ``choose_card`` and what it reads of ``DealView``
+  (the cards a seat has not seen, the cards each seat's plays prove it lacks,
+  the chance that a seat beats a card, that a card wins the trick it is played
+  to or leads, the Poisson-binomial value of the rest of the hand), Classic's
+  pulling of trumps;
+* the exchange (mousel, mouche, muschka): ``exchange_plan`` with the hand's
+  chances against opponents not yet known and the chance of a blind draw
+  (``draw_chance``), a knocking Mousel dealer's plan with the trump card;
+* Mousel's knock and declaration (``in``, ``in_lead``, ``out``), the decide
+  phase of Mouche and Muschka (stay, exchange or pass; the flush) and the
+  Pamphile's announcement.
+
+Everything else is answered by the Python expert row by row
+(:class:`agents.tensor.rows.RowExpert`): Classic's bidding and exchange
+(``row_phases``), Mouche's naming of the trump suit and the Béatrix swap, and
+Muschka's deciding and exchanging with the ace of spades in hand (a tensor
+phase returns :data:`DEFER` for such a row). ``vectorized`` says whether a
+table needs none of that (Mousel).
 
 Card sets are ``bool[B, N]``; per-seat sets ``bool[B, n, N]`` in relative
-seats. The per-(card, card) facts of the rules are tables built once from the
-Python strategy (``_excluded_by``, ``beaters``, ``wins_over``, ``locks``), so
-a ruleset's rule hooks are read, not re-derived. Per-ruleset subclasses
-(:class:`ClassicExpertT` and the others) say what a number of tricks pays and
-what a seat's bidding tells (the hooks of the Python subclasses).
+seats; a hand's cards are H = hand size slots in increasing card id (the order
+of ``iter_bits``). The per-(card, card) facts of the rules are tables built
+once from the Python strategy (``_excluded_by``, ``beaters``, ``wins_over``,
+``locks``), so a ruleset's rule hooks are read, not re-derived.
 
-Two numeric differences from the Python code are possible and the tests
-measure them: ``p ** chance_power`` (``torch.pow`` and the C library's ``pow``
-may differ in the last bit) and ``round(ev, 9)`` (taken as ``round(ev * 1e9)``);
-both can only matter where two cards' values tie to 9 decimals.
+Numeric differences from the Python code are possible in the last bit:
+``x ** y`` (``torch.pow`` and the C library's ``pow``), sums over seats taken in
+relative rather than absolute seat order, and ``round(ev, 9)`` (taken as
+``round(ev * 1e9)``); they can only matter where two choices tie to about 1e-9,
+and the tests (every ruleset, player count and preset) find no such decision.
 """
 
 from __future__ import annotations
@@ -66,7 +80,13 @@ class TrickExpertT(VectorAgent):
     name = "expert"
     python: type[TrickStrategy] = TrickStrategy
     partial = True
-    vectorized = False  # the play phase only; the others run through the Python expert row by row
+    defers: bool = False
+    """Whether some rows of a tensor phase are left to the Python expert (:data:`DEFER`)."""
+
+    @property
+    def vectorized(self) -> bool:  # type: ignore[override]
+        """Every phase tensor code (no phase, no row left to the Python expert)."""
+        return not self.row_phases and not self.defers
 
     def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, risk: float = 0.0) -> None:
         self.rows = RowExpert(game, device, seed, risk=risk)  # validates risk
@@ -899,6 +919,8 @@ class MoucheExpertT(DecideExchange, TrickExpertT):
     """:class:`MoucheExpert`: a fifth of the pot per trick, the pot (or Méry's cap) for none; the announced
     Pamphile is known to be in its announcer's hand."""
 
+    defers = True  # the Béatrix swap
+
     python = MoucheExpert
 
     def payoff(self, v, seat, tricks):
@@ -938,6 +960,8 @@ class MoucheExpertT(DecideExchange, TrickExpertT):
 
 class MuschkaExpertT(DecideExchange, TrickExpertT):
     """:class:`MuschkaExpert`: the fall of the own score, the ace of spades' bonus and its rule."""
+
+    defers = True  # the ace of spades in hand
 
     python = MuschkaExpert
 
