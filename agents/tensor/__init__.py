@@ -15,8 +15,8 @@ ruleset             beginner      expert
 ==================  ============  ==========================================================
 mauscheln           tensor code   tensor code (:class:`BatchedExpert`); with Vierling, Belli
                                   or Weli the Python expert row by row
-mauscheln_classic   tensor code   card play in tensor code (:mod:`agents.tensor.trick`);
-                                  bidding and exchange the Python expert row by row
+mauscheln_classic   tensor code   tensor code (:mod:`agents.tensor.trick`) but the
+                                  declaration
 mousel              tensor code   tensor code (:mod:`agents.tensor.trick`)
 mouche              tensor code   tensor code but the naming of trumps and the Béatrix swap
 muschka             tensor code   tensor code but deciding and exchanging with the ace of

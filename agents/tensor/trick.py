@@ -15,10 +15,12 @@ operations:
   (``draw_chance``), a knocking Mousel dealer's plan with the trump card;
 * Mousel's knock and declaration (``in``, ``in_lead``, ``out``), the decide
   phase of Mouche and Muschka (stay, exchange or pass; the flush) and the
-  Pamphile's announcement.
+  Pamphile's announcement;
+* Classic's deal-or-push, knock, going with and exchange (the text's discard
+  plan, the knocker's final discard by ``card_to_give``).
 
 Everything else is answered by the Python expert row by row
-(:class:`agents.tensor.rows.RowExpert`): Classic's bidding and exchange
+(:class:`agents.tensor.rows.RowExpert`): Classic's declaration
 (``row_phases``), Mouche's naming of the trump suit and the Béatrix swap, and
 Muschka's deciding and exchanging with the ace of spades in hand (a tensor
 phase returns :data:`DEFER` for such a row). ``vectorized`` says whether a
@@ -818,6 +820,86 @@ class ClassicExpertT(TrickExpertT):
         on = (v["role"] == self.role_pos[Role.MAUSCHLER]) & ~self._knocked(f)[:, None] & any_top[:, None]
         return (torch.where(on, top[:, None], card),
                 torch.where(on, torch.full_like(p, self.brain.mauschler_top), p))
+
+    # ------------------------------------------------------------------ bidding and exchange (not declare)
+    def _pressure(self, v: dict) -> torch.Tensor:
+        stake = max(1, self.brain.rules.stake)
+        return ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
+
+    def _on_offer(self, f: Features) -> torch.Tensor:
+        return f.const(self.ids["deal"])
+
+    def _on_knock(self, f: Features) -> torch.Tensor:
+        b = self.brain
+        rank = self.rank_pos[f.trump_card]
+        small = self.n <= 4
+        v = {"pot": self.number(f, "pot")[:, 0]}
+        queen = (rank == 2) & small & bool(b.knock_queen) & (self._pressure(v) <= 0.25 * (1 + b.risk))
+        knock = (rank == 0) | ((rank == 1) & small) | queen
+        return torch.where(knock, self.ids["knock"], self.ids["no_knock"])
+
+    def _side_tops(self, f: Features, v: dict, cards: torch.Tensor) -> torch.Tensor:
+        """bool[B, N]: ``Strategy.side_tops``: the non-trumps of ``cards`` no unseen card of their suit beats."""
+        trumps = v["trumps"]
+        beaten = (self.beats3[f.suit] & (v["unseen"] & ~trumps)[:, None, :]).any(dim=2)
+        return cards & ~trumps & ~beaten
+
+    def _top_trump_above(self, f: Features, v: dict, cards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(number of trumps in ``cards``, unseen cards above the strongest of them)."""
+        trumps = cards & v["trumps"]
+        top, _ = f.strongest(trumps)
+        above = (self.beats3[f.suit, top] & v["unseen"]).sum(dim=1)
+        return trumps.sum(dim=1), above
+
+    def _on_go_with(self, f: Features) -> torch.Tensor:
+        v = self.view(f)
+        b = self.brain
+        role = v["role"]
+        n_tr, above = self._top_trump_above(f, v, f.hand)
+        goer = role == self.role_pos[Role.GOER]
+        going = ((role == self.role_pos[Role.MAUSCHLER]) | goer)[:, 1:].sum(dim=1)
+        undecided = (f.live & ((role == self.role_pos[Role.UNDECIDED]) | (role == self.role_pos[Role.DECLINED]))
+                     )[:, 1:].sum(dim=1)
+        rivals = (going + b.go_rate * undecided.to(F64)) - 0.5 * b.risk
+        last_alone = (undecided == 0) & ~goer.any(dim=1)
+        knocked = self._knocked(f)
+        tight = knocked | (self._pressure(v) > 0.5)
+        go, out = self.ids["go"], self.ids["pass"]
+        aces = self._side_tops(f, v, f.hand).any(dim=1)
+        answer = torch.where(last_alone & aces & ~knocked, go, out)
+        one = n_tr == 1
+        answer = torch.where(one, torch.where(last_alone | ((rivals <= 1.5) & ~tight), go, out), answer)
+        answer = torch.where(one & (above == 1), torch.where(tight & (rivals >= 2), out, go), answer)
+        answer = torch.where(n_tr >= 2, torch.where(tight & (above >= 2) & (rivals >= 2), out, go), answer)
+        return torch.where((n_tr > 0) & (above == 0), go, answer)
+
+    def _on_exchange(self, f: Features) -> torch.Tensor:
+        """``ClassicExpert._on_exchange``: keep trumps and side tops (beside a lone trump that is not the top one
+        the side tops go too); the knocker's last discard is the card least likely to take a trick."""
+        v = self.view(f)
+        trump_card = torch.zeros_like(f.hand)
+        trump_card[f.rows, f.trump_card] = True
+        # the final discard (4d, the forced knock): exactly one card goes, the trump card comes
+        full = f.hand | trump_card
+        opp = v["opponents"].sum(dim=1).clamp_min(1).to(F64)
+        chances = self.hand_chances(f, v, full, opp)
+        suit_of = self.eff[f.suit]  # [B, N]
+        in_suit = (full[:, None, :] & self.emask[f.suit]).sum(dim=2)  # [B, 4]
+        alone = ~v["trumps"] & (in_suit.gather(1, suit_of) == 1)
+        key = torch.where(alone, chances - self.brain.void_bonus, chances)
+        key = torch.where(f.legal, key, torch.inf)
+        least = key == key.amin(dim=1, keepdim=True)
+        ids = torch.arange(self.N, device=self.device)
+        give = torch.where(least & f.legal, ids, self.N).amin(dim=1).clamp_max(self.N - 1)
+        final = ~f.legal_action("done")
+        # the marks of the exchange
+        ex = f.cut("exchanged").view(f.B, self.n, -1)
+        knocker = self._knocked(f) & (f.dealer == 0) & (ex[:, 0].argmax(dim=1) == 0)
+        hand = torch.where(knocker[:, None], f.hand | trump_card, f.hand)
+        n_tr, above = self._top_trump_above(f, v, hand)
+        bare = (n_tr == 1) & (above >= 1)
+        keep = (hand & v["trumps"]) | torch.where(bare[:, None], False, self._side_tops(f, v, hand))
+        return torch.where(final, give, self.mark(f, f.hand & ~keep))
 
     def before_choice(self, f, v):
         """``_pull_trumps``: leading, own tricks made, two or more others short, trumps in hand."""
