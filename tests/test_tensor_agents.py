@@ -274,9 +274,9 @@ def test_registry_has_both_levels_for_every_ruleset(ruleset):
     for level in LEVELS:
         agent = batched_opponent(level, game, "cpu", seed=1)
         assert isinstance(agent, TensorAgent) and agent.name == level
-        # Tensor code throughout: every beginner, the mauscheln and mousel experts; the other trick-model
-        # experts play their cards in tensor code and leave some phases or rows to the Python expert.
-        assert agent.vectorized == (level == "beginner" or ruleset in ("mauscheln", "mousel"))
+        # Tensor code throughout: every beginner, the mauscheln, classic and mousel experts; the mouche and
+        # muschka experts leave a few phases or rows to the Python expert.
+        assert agent.vectorized == (level == "beginner" or ruleset in ("mauscheln", "mauscheln_classic", "mousel"))
         if not agent.vectorized:
             assert "play" not in [game.spec.phases[i] for i in agent.row_phases]
 

@@ -15,8 +15,7 @@ ruleset             beginner      expert
 ==================  ============  ==========================================================
 mauscheln           tensor code   tensor code (:class:`BatchedExpert`); with Vierling, Belli
                                   or Weli the Python expert row by row
-mauscheln_classic   tensor code   tensor code (:mod:`agents.tensor.trick`) but the
-                                  declaration
+mauscheln_classic   tensor code   tensor code (:mod:`agents.tensor.trick`)
 mousel              tensor code   tensor code (:mod:`agents.tensor.trick`)
 mouche              tensor code   tensor code but the naming of trumps and the Béatrix swap
 muschka             tensor code   tensor code but deciding and exchanging with the ace of

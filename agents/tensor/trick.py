@@ -16,12 +16,12 @@ operations:
 * Mousel's knock and declaration (``in``, ``in_lead``, ``out``), the decide
   phase of Mouche and Muschka (stay, exchange or pass; the flush) and the
   Pamphile's announcement;
-* Classic's deal-or-push, knock, going with and exchange (the text's discard
-  plan, the knocker's final discard by ``card_to_give``).
+* Classic's deal-or-push, knock, declaration (the hand after its best exchange,
+  the reshuffled discards worth less), going with and exchange (the text's
+  discard plan, the knocker's final discard by ``card_to_give``).
 
 Everything else is answered by the Python expert row by row
-(:class:`agents.tensor.rows.RowExpert`): Classic's declaration
-(``row_phases``), Mouche's naming of the trump suit and the Béatrix swap, and
+(:class:`agents.tensor.rows.RowExpert`): Mouche's naming of the trump suit and the Béatrix swap, and
 Muschka's deciding and exchanging with the ace of spades in hand (a tensor
 phase returns :data:`DEFER` for such a row). ``vectorized`` says whether a
 table needs none of that (Mousel).
@@ -598,9 +598,10 @@ class TrickExpertT(VectorAgent):
 
     def exchange_plan(self, f: Features, v: dict, table: torch.Tensor, limit: torch.Tensor, opp: torch.Tensor,
                       draws_done: torch.Tensor, min_throw: torch.Tensor, extra: torch.Tensor | None = None,
-                      draw_offset: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``TrickStrategy.exchange_plan`` without ``slots`` and ``fresh``: (bool[B, N] the cards to throw,
-        bool[B] whether any plan was made, float64[B] its expected payoff)."""
+                      draw_offset: int = 0, fresh: torch.Tensor | None = None
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``TrickStrategy.exchange_plan`` without ``slots``: (bool[B, N] the cards to throw, bool[B] whether any
+        plan was made, float64[B] its expected payoff). ``fresh`` (int64[B]): draws the stock still holds."""
         B, N, H, T = f.B, self.N, self.hand_size, self.T
         hand = f.hand
         full = hand if extra is None else hand | extra
@@ -635,8 +636,13 @@ class TrickExpertT(VectorAgent):
                 dist = add(dist, torch.where(j < count, ch[:, j], 0.0), j < count)
             if fixed is not None:
                 dist = add(dist, fixed[1], fixed[0])
+            fresh_draws = draws if fresh is None else torch.minimum(draws, fresh.clamp_min(0))
             for d in range(H + 1):
-                dist = add(dist, dp, d < draws)
+                dist = add(dist, dp, d < fresh_draws)
+            if fresh is not None:
+                stale = dp * self.brain.reshuffle_value
+                for d in range(H + 1):
+                    dist = add(dist, stale, d < draws - fresh_draws)
             ev = torch.zeros(B, dtype=F64, device=self.device)
             for i in range(T + 1):
                 ev = ev + torch.where(dist[:, i] != 0, dist[:, i] * table[:, i], 0.0)
@@ -794,8 +800,31 @@ class ClassicExpertT(TrickExpertT):
     def need(self, v, seat):
         return 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.MAUSCHLER]).to(torch.int64)
 
-    def payoff(self, v, seat, tricks):
-        return _pot_payoff(v, seat, tricks, self.need(v, seat), self.T, per_missing=True)
+    def payoff(self, v, seat, tricks, need=None):
+        need = self.need(v, seat) if need is None else need
+        return _pot_payoff(v, seat, tricks, need, self.T, per_missing=True)
+
+    def _on_declare(self, f: Features) -> torch.Tensor:
+        """``ClassicExpert._on_declare``: always with the accompanied top trump; otherwise when the hand after
+        its best exchange, as the mauschler against the seats likely to go with, beats passing."""
+        v = self.view(f)
+        b = self.brain
+        n_tr, above = self._top_trump_above(f, v, f.hand)
+        others = f.live.sum(dim=1) - 1
+        goers = b.go_rate * others.to(F64)
+        me = torch.zeros(f.B, dtype=torch.int64, device=self.device)
+        table = self.payoff_table(f, v, me, need=torch.full_like(me, 2))
+        fresh = self.stock_left(f, v) - b.expected_draw * 0
+        full = torch.full_like(me, self.hand_size)
+        zero = torch.zeros_like(me)
+        _, _, play = self.exchange_plan(f, v, table, full, goers, zero, zero, fresh=fresh)
+        nobody = (1.0 - b.go_rate) ** others.to(F64)
+        pot = v["pot"].to(F64)
+        value = nobody * pot + (1.0 - nobody) * play
+        bar = pot * (0.05 * self._pressure(v) - 0.04 * b.risk) + b.declare_margin * pot
+        answer = torch.where(value > bar, self.ids["mauscheln"], self.ids["pass"])
+        answer = torch.where(n_tr == 0, self.ids["pass"], answer)
+        return torch.where((n_tr >= 2) & (above == 0), self.ids["mauscheln"], answer)
 
     def _knocked(self, f: Features) -> torch.Tensor:
         if "knock" not in self.piece:
