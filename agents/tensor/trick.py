@@ -21,10 +21,10 @@ operations:
   discard plan, the knocker's final discard by ``card_to_give``).
 
 Everything else is answered by the Python expert row by row
-(:class:`agents.tensor.rows.RowExpert`): Mouche's naming of the trump suit and the Béatrix swap, and
-Muschka's deciding and exchanging with the ace of spades in hand (a tensor
-phase returns :data:`DEFER` for such a row). ``vectorized`` says whether a
-table needs none of that (Mousel).
+(:class:`agents.tensor.rows.RowExpert`): Mouche's naming of the trump suit
+and the Béatrix swap, and Muschka's deciding and exchanging with the ace of
+spades in hand (a tensor phase returns :data:`DEFER` for such a row).
+``vectorized`` says whether a table needs none of that (Classic, Mousel).
 
 Card sets are ``bool[B, N]``; per-seat sets ``bool[B, n, N]`` in relative
 seats; a hand's cards are H = hand size slots in increasing card id (the order
