@@ -20,6 +20,7 @@ from agents import EnvView, MatchRunner, agent_seed
 from agents.baselines import ExpertAgent, RandomAgent
 from agents.batched_expert import BatchedExpert, BatchedRandom, batched_expert_supports
 from agents.tensor import batched_opponent
+from agents.tensor.common import TensorAgent
 from agents.tensor.mauscheln import MauschelnExpertT
 from agents.tensor.rows import RowExpert
 from mauscheln_env import Game, make_config
@@ -206,8 +207,11 @@ def test_unsupported_configurations_raise(options):
     with pytest.raises(ConfigError, match=r"batched expert does not play .*supported: ruleset mauscheln"):
         BatchedExpert(game)
     assert not batched_expert_supports(game)
-    # The registry's expert plays these tables too: the Python expert row by row (tests/test_tensor_agents.py).
-    assert isinstance(batched_opponent("expert", game), RowExpert)
+    # The registry's expert plays these tables too (tests/test_tensor_agents.py): the trick-model tensor code for
+    # the other rulesets, the Python expert row by row for Vierling, Belli and Weli.
+    other = batched_opponent("expert", game)
+    assert isinstance(other, TensorAgent) and not isinstance(other, MauschelnExpertT)
+    assert isinstance(other, RowExpert) == (ruleset == "mauscheln")
 
 
 def test_bad_arguments_raise():
