@@ -171,6 +171,11 @@ class TrickExpertT(VectorAgent):
         return self.choose_card(f, self.view(f))
 
     # ------------------------------------------------------------------ ruleset hooks
+    def _pressure(self, v: dict) -> torch.Tensor:
+        """How large the pot is against the stake, 0 to 1 (the strategies' ``_pressure``)."""
+        stake = max(1, self.brain.rules.stake)
+        return ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
+
     def payoff(self, v: dict, seat: torch.Tensor, tricks: torch.Tensor) -> torch.Tensor:
         """float64[B, K]: what ``seat`` (int64[B]) gets for ``tricks`` (int64[B, K]) tricks."""
         raise NotImplementedError
@@ -722,10 +727,6 @@ class MouselExpertT(TrickExpertT):
             need = 1 + (v["role"].gather(1, seat[:, None])[:, 0] == self.role_pos[Role.COMMITTED]).to(torch.int64)
         return _pot_payoff(v, seat, tricks, need, self.T, per_missing=False)
 
-    def _pressure(self, v: dict) -> torch.Tensor:
-        stake = max(1, self.brain.rules.stake)
-        return ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
-
     def _on_knock(self, f: Features) -> torch.Tensor:
         v = {"pot": self.number(f, "pot")[:, 0]}
         rank = self.rank_pos[f.trump_card]
@@ -851,10 +852,6 @@ class ClassicExpertT(TrickExpertT):
                 torch.where(on, torch.full_like(p, self.brain.mauschler_top), p))
 
     # ------------------------------------------------------------------ bidding and exchange (not declare)
-    def _pressure(self, v: dict) -> torch.Tensor:
-        stake = max(1, self.brain.rules.stake)
-        return ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
-
     def _on_offer(self, f: Features) -> torch.Tensor:
         return f.const(self.ids["deal"])
 
@@ -967,10 +964,7 @@ class DecideExchange:
         return v["pot"].to(F64)
 
     def bar(self, v: dict) -> torch.Tensor:
-        stake = max(1, self.brain.rules.stake)
-        pot = v["pot"].to(F64)
-        pressure = ((v["pot"] - stake).to(F64) / (4.0 * stake)).clamp(0.0, 1.0)
-        return pot * (0.05 * pressure - 0.04 * self.brain.risk)
+        return v["pot"].to(F64) * (0.05 * self._pressure(v) - 0.04 * self.brain.risk)
 
     def _on_decide(self, f: Features) -> torch.Tensor:
         """``DecideExpert._on_decide``: stay, the best exchange or pass, by the expected payoff."""
