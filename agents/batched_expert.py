@@ -73,13 +73,12 @@ batched engine (``knock``, ``knock_min_rank``, ``stake``, ``bankroll``,
 ``max_deals``, ``max_throw_ins``, ``deck_size``); ``vierling``, ``belli`` and
 ``weli`` raise :class:`~mauscheln_env.errors.ConfigError`.
 
-:func:`batched_opponent` builds the batched opponents by name (``expert``,
-``random``) for the trainer.
+:func:`agents.tensor.batched_opponent` builds the batched opponents by name
+(``random``, ``beginner``, ``expert``, for every ruleset) for the trainer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -106,6 +105,43 @@ def _check_game(game: Game) -> None:
         value = opts.get(name)
         if value != MAUSCHELN.options[name].default:
             raise ConfigError(f"the batched expert does not play option {name}={value!r}; supported: {supported}")
+
+
+CARD_BITS = 64
+"""Sort keys hold the card id in their low 6 bits (N <= 52)."""
+EMPTY_SHIFT = 16
+"""A card outside the set gets this bit in its key, above every rank * 64 + card."""
+
+
+def pick(cards: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row, the card of ``cards`` (bool[B, N]) with the least ``key`` (``rank * 64 + card``), and whether
+    ``cards`` is non-empty; the card is meaningless where it is empty."""
+    least = (key | ((~cards).to(torch.int32) << EMPTY_SHIFT)).amin(dim=1)
+    return (least & (CARD_BITS - 1)).to(torch.int64), least < (1 << EMPTY_SHIFT)
+
+
+def order_keys(power: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(weak, strong)`` sort keys ``[4, N]`` from card power per trump suit: the place of each card in the
+    order of ``weakest`` (min by (power, card)) resp. ``strongest`` (max by (power, -card)), times 64, plus
+    the card."""
+    S, N = power.shape
+    weak = np.zeros((S, N), dtype=np.int32)
+    strong = np.zeros((S, N), dtype=np.int32)
+    for s in range(S):
+        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (power[s, c], c))):
+            weak[s, c] = i * CARD_BITS + c
+        for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (-power[s, c], c))):
+            strong[s, c] = i * CARD_BITS + c
+    return weak, strong
+
+
+def batched_expert_supports(game: Game) -> bool:
+    """Whether :class:`BatchedExpert` plays ``game`` (ruleset ``mauscheln`` without Vierling, Belli, Weli)."""
+    try:
+        _check_game(game)
+    except ConfigError:
+        return False
+    return True
 
 
 class BatchedExpert:
@@ -163,14 +199,7 @@ class BatchedExpert:
         self._beats_flat = self._beats.reshape(-1)
         self._trump = tensor(trump, torch.bool)
         # Sort keys: rank in the order of weakest (resp. strongest) times 64, plus the card id.
-        power = -beats.sum(axis=2)  # [4, N]
-        weak = np.zeros((4, N), dtype=np.int32)
-        strong = np.zeros((4, N), dtype=np.int32)
-        for s in range(4):
-            for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (power[s, c], c))):
-                weak[s, c] = i * _CARD_BITS + c
-            for i, c in enumerate(sorted(range(N), key=lambda c, s=s: (-power[s, c], c))):
-                strong[s, c] = i * _CARD_BITS + c
+        weak, strong = order_keys(-beats.sum(axis=2))  # power: minus the cards that beat it
         self._weak_key = tensor(weak, torch.int32)
         self._strong_key = tensor(strong, torch.int32)
         self._card_ids = tensor(np.arange(N), torch.float32)
@@ -189,14 +218,6 @@ class BatchedExpert:
         off, size = self._piece[name]
         return obs[:, off:off + size]
 
-    @staticmethod
-    def _pick(cards: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per row, the card of ``cards`` (bool[B, N]) with the least ``key`` (from ``_weak_key`` or
-        ``_strong_key``: ``weakest`` resp. ``strongest``), and whether ``cards`` is non-empty.
-        The card is meaningless where ``cards`` is empty."""
-        least = (key | ((~cards).to(torch.int32) << _EMPTY_SHIFT)).amin(dim=1)
-        return (least & (_CARD_BITS - 1)).to(torch.int64), least < (1 << _EMPTY_SHIFT)
-
     # ------------------------------------------------------------------ decisions
     @torch.no_grad()
     def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -213,7 +234,6 @@ class BatchedExpert:
         n, N, T = self.n, self.N, self.T
         ar = self._arange(B)
         cut = self._cut
-        pick = self._pick
 
         # ---- what the seat knows (KnowledgeReader, in relative seats)
         phase = cut(obs, "phase").bool()
@@ -360,12 +380,6 @@ class BatchedExpert:
         return torch.where(mask.sum(dim=1) == 1, first_legal, action)
 
 
-_CARD_BITS = 64
-"""Sort keys hold the card id in their low 6 bits (N <= 52)."""
-_EMPTY_SHIFT = 16
-"""A card outside the set gets this bit in its key, above every rank * 64 + card."""
-
-
 class BatchedRandom:
     """Uniformly random legal actions for many games at once, from a seeded ``torch.Generator``."""
 
@@ -391,27 +405,3 @@ class BatchedRandom:
             raise ValueError(f"mask has shape {tuple(mask.shape)}; allowed: [B, {self.num_actions}]")
         u = torch.rand(mask.shape, generator=self.generator, device=self.device)
         return torch.where(mask, u, -1.0).argmax(dim=1)
-
-
-_OPPONENTS: dict[str, Callable[..., BatchedExpert | BatchedRandom]] = {
-    "expert": lambda game, device, seed, **params: BatchedExpert(game, device, **params),
-    "random": lambda game, device, seed: BatchedRandom(game, device, seed=seed),
-}
-"""Batched opponents by name: ``factory(game, device, seed, **params)``."""
-BATCHED_OPPONENTS = frozenset(_OPPONENTS)
-"""The scripted agents that have a batched version (the trainer uses them on any backend)."""
-
-
-def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", seed: int = 0,
-                     **params: Any) -> BatchedExpert | BatchedRandom:
-    """A batched opponent by name: an object with ``.act(obs, mask) -> int64[B]``.
-
-    ``expert`` (:class:`BatchedExpert`, keyword ``risk``) or ``random``
-    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``).
-    """
-    if name not in _OPPONENTS:
-        raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
-    try:
-        return _OPPONENTS[name](game, device, seed, **params)
-    except TypeError as exc:
-        raise ValueError(f"batched opponent {name!r}: {exc}") from exc

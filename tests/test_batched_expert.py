@@ -18,7 +18,11 @@ import torch
 
 from agents import EnvView, MatchRunner, agent_seed
 from agents.baselines import ExpertAgent, RandomAgent
-from agents.batched_expert import BatchedExpert, BatchedRandom, batched_opponent
+from agents.batched_expert import BatchedExpert, BatchedRandom, batched_expert_supports
+from agents.tensor import batched_opponent
+from agents.tensor.common import TensorAgent
+from agents.tensor.mauscheln import MauschelnExpertT
+from agents.tensor.rows import RowExpert
 from mauscheln_env import Game, make_config
 from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.engine import Phase
@@ -202,8 +206,12 @@ def test_unsupported_configurations_raise(options):
     game = Game(make_config(ruleset, 4, **options))
     with pytest.raises(ConfigError, match=r"batched expert does not play .*supported: ruleset mauscheln"):
         BatchedExpert(game)
-    with pytest.raises(ConfigError):
-        batched_opponent("expert", game)
+    assert not batched_expert_supports(game)
+    # The registry's expert plays these tables too (tests/test_tensor_agents.py): the trick-model tensor code for
+    # the other rulesets, the Python expert row by row for Vierling, Belli and Weli.
+    other = batched_opponent("expert", game)
+    assert isinstance(other, TensorAgent) and not isinstance(other, MauschelnExpertT)
+    assert isinstance(other, RowExpert) == (ruleset == "mauscheln")
 
 
 def test_bad_arguments_raise():
@@ -221,10 +229,11 @@ def test_bad_arguments_raise():
 
 def test_batched_opponent_registry():
     game = Game(make_config("mauscheln", 5, knock=True))
-    assert isinstance(batched_opponent("expert", game, "cpu"), BatchedExpert)
-    assert batched_opponent("expert", game, "cpu", risk=0.5).risk == 0.5
+    assert batched_expert_supports(game)
+    assert isinstance(batched_opponent("expert", game, "cpu"), MauschelnExpertT)
+    assert batched_opponent("expert", game, "cpu", risk=0.5).inner.risk == 0.5
     assert isinstance(batched_opponent("random", game, "cpu", seed=3), BatchedRandom)
-    with pytest.raises(ValueError, match="available: expert, random"):
+    with pytest.raises(ValueError, match="available: beginner, expert, random"):
         batched_opponent("pimc", game, "cpu")
     with pytest.raises(ValueError, match="batched opponent 'random'"):
         batched_opponent("random", game, "cpu", risk=1.0)

@@ -63,6 +63,27 @@ def test_batched_run_on_another_ruleset(tmp_path, ruleset):
     assert (tmp_path / "run" / "policy.safetensors").is_file()
 
 
+@pytest.mark.parametrize("ruleset", ["mauscheln_classic", "mousel", "mouche", "muschka"])
+def test_tensor_baselines_of_every_ruleset(ruleset):
+    """beginner and expert of every ruleset are tensor opponents (act on obs and mask), so any backend takes them."""
+    from agents.tensor.common import TensorAgent
+    from train.ppo_selfplay import _baseline_players, make_args
+
+    args = make_args({"ruleset": ruleset, "backend": "batched", "baseline_opponents": ["beginner", "expert:risk=0.5"]})
+    game = Game(make_config(ruleset, 4))
+    players = _baseline_players(args, game, torch.device("cpu"))
+    assert [type(p).__name__ for p in players] and all(isinstance(p, TensorAgent) for p in players)
+    assert [p.name for p in players] == ["beginner", "expert"]
+    assert players[1].brain.risk == 0.5
+
+
+def test_reference_run_against_the_tensor_baselines_of_mousel(tmp_path):
+    proc = run_train("--run-dir", str(tmp_path / "run"), "--ruleset", "mousel", "--total-decisions", "512",
+                     "--self-play-prob", "0", "--baseline-opponents", "beginner", "expert", "--pool-size", "0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "update 2/2" in proc.stdout
+
+
 def test_opponent_assignment_covers_both_formats():
     from train.ppo_selfplay import _assign, make_args
 

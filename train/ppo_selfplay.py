@@ -29,9 +29,9 @@ decision (settlements land during other seats' turns), and its advantage chain
 Opponents: in a share of the sessions every seat is the current policy; in the
 others the learner holds between one and n-1 seats (so both duplicate formats,
 one against a field and a field against one, are trained) and the rest are one
-opponent: a scripted baseline (``random`` and ``expert`` run as tensor code on
-any backend, see :mod:`agents.batched_expert`; other agents need the reference
-backend) or a frozen past snapshot from the pool, preferring those the learner
+opponent: a scripted baseline (``random``, ``beginner`` and ``expert`` of every
+ruleset run over ``(obs, mask)`` on any backend, see :mod:`agents.tensor`; other
+agents need the reference backend) or a frozen past snapshot from the pool, preferring those the learner
 beats least.
 
 Everything a researcher looks at goes to TensorBoard under ``runs/<name>``:
@@ -152,7 +152,7 @@ class Args:
     pool_every: int = 10
     """Updates between snapshots added to the pool."""
     baseline_opponents: list[str] = field(default_factory=list)
-    """Scripted agents drawn as opponents, e.g. [expert]: random and expert on any backend (tensor code), any other registered agent with backend: reference."""
+    """Scripted agents drawn as opponents, e.g. [expert]: random, beginner and expert of every ruleset on any backend (over obs and mask, agents.tensor), any other registered agent with backend: reference."""
     checkpoint_every: int = 10
     """Updates between checkpoints (and always at the end)."""
     eval_every: int = 0
@@ -342,7 +342,7 @@ def check_args(args: Args) -> None:
                           "backend='reference'")
     check_device(args.device)
     from agents.base import agent_class, parse_agent_spec
-    from agents.batched_expert import BATCHED_OPPONENTS
+    from agents.tensor import BATCHED_OPPONENTS
 
     for key in ("baseline_opponents", "eval_agents", "final_eval_agents"):
         for spec in getattr(args, key):
@@ -1092,7 +1092,7 @@ class _PhaseStats:
 def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
     """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat."""
     from agents.base import make_agent, parse_agent_spec
-    from agents.batched_expert import BATCHED_OPPONENTS, batched_opponent
+    from agents.tensor import BATCHED_OPPONENTS, batched_opponent
 
     players: list[Any] = []
     for k, spec in enumerate(args.baseline_opponents):

@@ -1,0 +1,104 @@
+"""Tensor ``beginner`` and ``expert`` for every ruleset: batched decisions from ``(obs, mask)``.
+
+The tensor forms of the scripted baselines of :mod:`agents.baselines`, for the
+batched backend, where a trainer has observations and masks and no ``info``
+dicts. Each makes exactly the decisions of its Python agent
+(``tests/test_tensor_agents.py`` checks every ruleset and player count, decision
+by decision); :mod:`agents.tensor.common` says how the random fallback draws so
+that this holds.
+
+:data:`TENSOR_AGENTS` maps a ruleset to the factory of each level, as
+:data:`agents.strategies.STRATEGIES` maps it to the Python strategies:
+
+==================  ============  ==========================================================
+ruleset             beginner      expert
+==================  ============  ==========================================================
+mauscheln           tensor code   tensor code (:class:`BatchedExpert`); with Vierling, Belli
+                                  or Weli the Python expert row by row
+mauscheln_classic   tensor code   tensor code (:mod:`agents.tensor.trick`)
+mousel              tensor code   tensor code (:mod:`agents.tensor.trick`)
+mouche              tensor code   tensor code but the naming of trumps and the Béatrix swap
+muschka             tensor code   tensor code but deciding and exchanging with the ace of
+                                  spades in hand
+==================  ============  ==========================================================
+
+"The Python expert row by row" is :class:`agents.tensor.rows.RowAgent`: the
+strategy of the trick model run on each row with its ``info`` rebuilt from
+the observation; it has the tensor interface and the Python agent's speed.
+A ruleset missing from the table gets the Python strategy row by row at both
+levels (which plays random legal actions where it has no strategy).
+
+:func:`batched_opponent` builds the batched opponents by name for the trainer
+(``random``, ``beginner``, ``expert``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+from agents.batched_expert import BatchedRandom
+from agents.tensor.classic import ClassicBeginnerT
+from agents.tensor.common import TensorAgent
+from agents.tensor.mauscheln import MauschelnBeginnerT, mauscheln_expert
+from agents.tensor.mouche import MoucheBeginnerT
+from agents.tensor.mousel import MouselBeginnerT
+from agents.tensor.muschka import MuschkaBeginnerT
+from agents.tensor.rows import RowBeginner, RowExpert
+from agents.tensor.trick import ClassicExpertT, MoucheExpertT, MouselExpertT, MuschkaExpertT
+from mauscheln_env.engine import Game
+
+Factory = Callable[..., TensorAgent]
+"""``factory(game, device, seed, **params) -> TensorAgent``."""
+
+TENSOR_AGENTS: Mapping[str, Mapping[str, Factory]] = MappingProxyType({
+    "mauscheln": MappingProxyType({"beginner": MauschelnBeginnerT, "expert": mauscheln_expert}),
+    "mauscheln_classic": MappingProxyType({"beginner": ClassicBeginnerT, "expert": ClassicExpertT}),
+    "mousel": MappingProxyType({"beginner": MouselBeginnerT, "expert": MouselExpertT}),
+    "mouche": MappingProxyType({"beginner": MoucheBeginnerT, "expert": MoucheExpertT}),
+    "muschka": MappingProxyType({"beginner": MuschkaBeginnerT, "expert": MuschkaExpertT}),
+})
+"""``TENSOR_AGENTS[ruleset][level]``: the factory of the tensor agent of a level in a ruleset."""
+
+_ROWS: Mapping[str, Factory] = MappingProxyType({"beginner": RowBeginner, "expert": RowExpert})
+
+
+def tensor_agent(level: str, game: Game, device: torch.device | str = "cpu", seed: int = 0,
+                 **params: Any) -> TensorAgent:
+    """The tensor agent of ``level`` (``beginner``, ``expert``) for ``game``'s ruleset."""
+    if level not in _ROWS:
+        raise ValueError(f"unknown tensor agent {level!r}; available: {', '.join(sorted(_ROWS))}")
+    ruleset = getattr(getattr(game, "config", None), "ruleset", None)
+    factory = TENSOR_AGENTS.get(ruleset, _ROWS)[level]
+    try:
+        return factory(game, device, seed, **params)
+    except TypeError as exc:
+        raise ValueError(f"tensor agent {level!r}: {exc}") from exc
+
+
+_OPPONENTS: dict[str, Callable[..., Any]] = {
+    "beginner": lambda game, device, seed, **params: tensor_agent("beginner", game, device, seed, **params),
+    "expert": lambda game, device, seed, **params: tensor_agent("expert", game, device, seed, **params),
+    "random": lambda game, device, seed: BatchedRandom(game, device, seed=seed),
+}
+"""Batched opponents by name: ``factory(game, device, seed, **params)``."""
+BATCHED_OPPONENTS = frozenset(_OPPONENTS)
+"""The scripted agents that have a batched version (the trainer uses them on any backend)."""
+
+
+def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", seed: int = 0,
+                     **params: Any) -> Any:
+    """A batched opponent by name: an object with ``.act(obs, mask) -> int64[B]``.
+
+    ``beginner`` and ``expert`` (:func:`tensor_agent`; the expert takes keyword ``risk``), or ``random``
+    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``).
+    """
+    if name not in _OPPONENTS:
+        raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
+    try:
+        return _OPPONENTS[name](game, device, seed, **params)
+    except TypeError as exc:
+        raise ValueError(f"batched opponent {name!r}: {exc}") from exc
