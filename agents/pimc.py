@@ -191,10 +191,6 @@ def _has_start_hook(game: Game) -> bool:
     return any(type(h).start is not TrickHook.start for h in game.trick_hooks)
 
 
-def _has_beats_hook(game: Game) -> bool:
-    return any(type(h).beats is not TrickHook.beats for h in game.trick_hooks)
-
-
 class PIMCAgent(Agent):
     """Determinized search; see the module docstring."""
 
@@ -291,8 +287,8 @@ class PIMCAgent(Agent):
             self._roles_of = tuple(Role[name.upper()] for name in game.config.spec.roles)
             self._paths = role_paths(self._sgame)
             self._phase_of = {name: Phase[name.upper()] for name in game.config.spec.phases}
-            self._equivalence = not _has_beats_hook(self._sgame)
             self._restart_hooks = _has_start_hook(self._sgame)
+            self._sensitive: dict[int, int] = {}
             self._supported = True
         self._fallback.setup(game, seat)
 
@@ -967,7 +963,7 @@ class PIMCAgent(Agent):
 
     def _maxn(self, state: State, memo: dict) -> list[int]:
         """Exact max^n value (results by seat) of the remaining tricks of ``state``; every card is known."""
-        return _TrickSearch(self._sgame, state).value()
+        return _TrickSearch(self._sgame, state, self._sensitive).value()
 
 
 class _TrickSearch:
@@ -981,11 +977,11 @@ class _TrickSearch:
     around every card), and the result of a finished deal from the engine's own
     settlement (``Game.proceed`` from the card play on a copy, memoised by the
     tricks won and the ruleset fields). A transposition table at trick
-    boundaries; without trick hooks, cards adjacent in the trick order held by
-    one seat are searched once.
+    boundaries; cards adjacent in the trick order held by one seat are searched
+    once, unless a trick hook can tell them apart (probed once per trump suit).
     """
 
-    def __init__(self, g: Game, root: State) -> None:
+    def __init__(self, g: Game, root: State, sensitive: dict[int, int]) -> None:
         d = root.deal
         self.g = g
         self.root = root
@@ -1003,8 +999,10 @@ class _TrickSearch:
         self.hands = list(d.hands)
         self.won = list(d.tricks_won)
         self.done = len(d.tricks)
-        self.equivalence = not hooks
         self.memo: dict = {}
+        if d.trump_suit not in sensitive:
+            sensitive[d.trump_suit] = self._probe_hooks() if hooks else 0
+        self.sensitive = sensitive[d.trump_suit]
         self.leaves: dict = {}
 
     def value(self) -> list[int]:
@@ -1028,13 +1026,44 @@ class _TrickSearch:
         for f, v in zip(self.extra, saved):
             setattr(sd, f, list(v) if isinstance(v, list) else v)
 
-    def _distinct(self, seat: int, legal: int) -> list[int]:
+    def _probe_hooks(self) -> int:
+        """The cards a trick hook can tell apart: any card of a two-card trick for which a hook's ``beats``
+        answers True or whose ``trick_done`` changes the ruleset's fields (the Belli and the trump ace, the ace
+        of spades and a led trump ace); the other cards are searched by equivalence."""
+        g = self.g
+        sc = self.sc
+        sd = sc.deal
+        t = self.t
+        saved = self._extras()
+        a, b = (self.parts + self.parts)[:2]
+        sensitive = 0
+        for lead in range(g.num_cards):
+            for c in range(g.num_cards):
+                if c == lead:
+                    continue
+                sd.trick = [(a, lead)]
+                sd.win_card, sd.win_seat, sd.led_suit = lead, a, t.eff_suit[lead]
+                hit = any(h.beats(g, sc, b, c) for h in self.beats_hooks)
+                self._restore(saved)
+                if not hit and self.done_hooks:
+                    for h in self.done_hooks:
+                        h.trick_done(g, sc, [(a, lead), (b, c)])
+                    hit = self._extras() != saved
+                    self._restore(saved)
+                if hit:
+                    sensitive |= (1 << lead) | (1 << c)
+        sd.trick = []
+        return sensitive
+
+    def _distinct(self, seat: int, legal: int, trick: tuple) -> list[int]:
         """The legal cards less those equivalent to a stronger one the seat holds (nothing between them is
-        in another participant's hand)."""
+        in another participant's hand or in the trick, and no trick hook tells them apart)."""
         cards = list(iter_bits(legal))
-        if len(cards) < 2 or not self.equivalence:
+        if len(cards) < 2:
             return cards
         others = 0
+        for _, c in trick:
+            others |= 1 << c
         for s in self.parts:
             if s != seat:
                 others |= self.hands[s]
@@ -1042,13 +1071,17 @@ class _TrickSearch:
         eff = self.t.eff_suit
         cards.sort(key=lambda c: beats[c].bit_count())  # strongest first
         keep: list[int] = []
+        first: list[int] = []  # the lowest card id of each class (the engine's order, for the same ties)
         for c in cards:
-            if keep:
+            if keep and not (self.sensitive >> c & 1):
                 top = keep[-1]
-                if eff[top] == eff[c] and beats[c] >> top & 1 and not (beats[c] & ~beats[top] & ~(1 << top)) & others:
+                if eff[top] == eff[c] and beats[c] >> top & 1 and not self.sensitive >> top & 1 \
+                        and not (beats[c] & ~beats[top] & ~(1 << top)) & others:
+                    first[-1] = min(first[-1], c)
                     continue
             keep.append(c)
-        return keep
+            first.append(c)
+        return [c for _, c in sorted(zip(first, keep))]
 
     def _leaf(self) -> list[int]:
         key = (tuple(self.won), self._fingerprint())
@@ -1084,7 +1117,7 @@ class _TrickSearch:
         else:
             legal = hand
         best: list[int] | None = None
-        for c in self._distinct(seat, legal):
+        for c in self._distinct(seat, legal, trick):
             saved = self._extras() if self.extra else None
             self.hands[seat] = hand & ~(1 << c)
             if not trick:
