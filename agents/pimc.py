@@ -211,6 +211,7 @@ class PIMCAgent(Agent):
         rollout_search: bool = False,
         phases: str = "all",
         max_tries: int = 8,
+        restarts: int = 16,
     ) -> None:
         super().__init__(seed)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
@@ -238,6 +239,9 @@ class PIMCAgent(Agent):
         self.epsilon = float(epsilon)
         self.model_risk = float(model_risk)
         self.max_tries = max_tries
+        if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 1:
+            raise ValueError(f"restarts={restarts!r} is not allowed; allowed: a whole number >= 1")
+        self.restarts = restarts
         self.rollout_search = bool(rollout_search)
         chosen = set(SEARCH_PHASES) if phases == "all" else {p.strip() for p in str(phases).replace("+", ",").split(",")}
         if not chosen or not chosen <= set(SEARCH_PHASES):
@@ -257,6 +261,7 @@ class PIMCAgent(Agent):
             "rollout_search": self.rollout_search,
             "phases": phases,
             "max_tries": max_tries,
+            "restarts": restarts,
         }
         self._plan: tuple[int, list[int]] | None = None
         self.stats = {"decisions": 0, "searched": 0, "fallbacks": 0, "samples": 0, "rejected": 0,
@@ -519,17 +524,37 @@ class PIMCAgent(Agent):
         return score
 
     def _skeleton(self, k: Knowledge, obs: np.ndarray, info: Info) -> _Skeleton:
-        """Replay the public history on stand-in cards to the current decision (see the module docstring)."""
+        """Replay the public history on stand-in cards to the current decision (see the module docstring).
+
+        Where a question goes to the seat holding some card (the Pamphile's
+        announcement), the stand-ins decide who is asked; so a replay that
+        cannot reach the record is retried on other stand-in deals (``restarts``
+        in all, each from its own fixed seed: the skeleton depends on the
+        observation alone).
+        """
+        target = {p: obs[sl] for p, sl in self._real_slices.items()}
+        error: Exception | None = None
+        for attempt in range(self.restarts):
+            try:
+                sk = self._walk(k, target, _Skeleton(self._stand_in_state(k, info, attempt)),
+                                [8 * self._sgame.num_cards + 64])
+                self._finish(k, sk, info)
+                return sk
+            except (Inconsistent, MauschelnError) as exc:
+                error = exc
+        raise Inconsistent(f"no replay reached the decision: {error}")
+
+    def _stand_in_state(self, k: Knowledge, info: Info, attempt: int) -> State:
+        """A one-deal session with this seat's own dealt cards (as far as it knows them) and stand-ins elsewhere."""
         g = self._sgame
         me = k.seat
         n, N, H = g.n, g.num_cards, g.hand_size
-        target = {p: obs[sl] for p, sl in self._real_slices.items()}
         trump = k.trump_card
         mine = (k.hand | k.played_by(me) | k.discards) & ~k.drawn & ~(1 << trump)
         own = list(iter_bits(mine))[:H]
         used = set(own) | {trump}
         rest = [c for c in range(N) if c not in used]
-        rest = [rest[i] for i in np.random.default_rng(0).permutation(len(rest))]
+        rest = [rest[i] for i in np.random.default_rng(attempt).permutation(len(rest))]
         hands: list[tuple[int, ...]] = []
         for s in range(n):
             if not k.live[s]:
@@ -541,17 +566,13 @@ class PIMCAgent(Agent):
             hands.append(tuple(cards))
         spec = DealSpec(tuple(hands), trump, tuple(rest))
         scores = info.get("scores")
-        state = g.new_session(np.random.default_rng(0), dealer=k.dealer, chips=k.chips, pot=k.pot, alive=k.live,
-                              deal=spec, ante=False, **({"scores": scores} if scores is not None else {}))
-        sk = _Skeleton(state)
-        sk = self._walk(k, target, sk, [8 * N + 64])
-        self._finish(k, sk, info)
-        return sk
+        return g.new_session(np.random.default_rng(attempt), dealer=k.dealer, chips=k.chips, pot=k.pot,
+                             alive=k.live, deal=spec, ante=False, **({"scores": scores} if scores is not None else {}))
 
-    def _pinned(self, k: Knowledge, sk: _Skeleton) -> int:
-        """Cards whose place must not change: own hand, the trump card a seat took."""
+    def _pinned(self, k: Knowledge, sk: _Skeleton, seat: int) -> int:
+        """Cards of ``seat``'s hand whose place must not change: the own hand, the trump card a seat took."""
         d = sk.state.deal
-        pinned = k.hand
+        pinned = k.hand if seat == k.seat else 0
         if d.trump_holder is not None:
             pinned |= 1 << d.trump_card
         return pinned
@@ -561,14 +582,18 @@ class PIMCAgent(Agent):
         d = sk.state.deal
         if d.hands[seat] >> card & 1:
             return
-        free = d.hands[seat] & ~d.blind[seat] & ~self._pinned(k, sk)
+        free = d.hands[seat] & ~d.blind[seat] & ~self._pinned(k, sk, seat)
         if seat == k.seat:
             free &= ~k.discards
         if not free:
-            free = d.hands[seat] & ~self._pinned(k, sk)
+            free = d.hands[seat] & ~self._pinned(k, sk, seat)
         if not free:
             raise Inconsistent("no stand-in card to trade")
         ys = list(iter_bits(free))
+        if seat == k.seat:  # a drawn card takes the place of a drawn stand-in (the own draws stay right)
+            drawn = d.drawn[seat]
+            want = k.drawn >> card & 1
+            ys.sort(key=lambda c: (drawn >> c & 1) != want)
         y = next((c for c in ys if not sk.forbid.get(c, 0) >> card & 1), ys[0])
         for st in [sk.state, *(snap for snap, _, _ in sk.snaps)]:
             _swap_cards(st, card, y, keep=k.seat)
@@ -608,12 +633,8 @@ class PIMCAgent(Agent):
                     raise Inconsistent("the replay stopped at another seat's play")
                 self._play(k, sk, seat, card)
                 continue
-            if seat == me:
-                if self._at_target(k, target, sk):
-                    return sk
-                for c in iter_bits(k.discards & ~st.deal.discards[me]):
-                    if st.phase in _MARK_PHASES or st.phase is Phase.SWAP:
-                        self._relocate(k, sk, c, me)
+            if seat == me and self._at_target(k, target, sk):
+                return sk
             cands = self._candidates(k, target, sk, seat)
             if not cands:
                 raise Inconsistent(f"no action of seat {seat} fits the record")
@@ -631,13 +652,24 @@ class PIMCAgent(Agent):
             raise Inconsistent("unreachable")  # pragma: no cover
 
     def _marks(self, k: Knowledge, st: State, seat: int) -> list[int] | None:
-        """The marks (and ``done``) of ``seat``'s exchange as its record shows them, or None."""
+        """The marks (and ``done``) of ``seat``'s exchange as its record shows them, or None.
+
+        A later exchange turn of a seat whose count is already on record (the
+        classic knocker's last discard) marks what the engine requires, then
+        ``done``.
+        """
         g = self._sgame
         me = k.seat
         d = st.deal
         want = k.exchanged[seat]
+        pinned = self._pinned(k, _Skeleton(st), seat)
+        pending: list[int] = []
+        if seat == me:  # own discards not yet marked, those in hand first (a later turn may throw a new card)
+            left = k.discards & ~d.discards[me]
+            pending = [*iter_bits(left & d.hands[me]), *iter_bits(left & ~d.hands[me])]
+        if d.exchanged[seat] is not None:
+            return self._forced_marks(st, seat, pending if seat == me else None, pinned)
         if seat == me:
-            pending = list(iter_bits(k.discards & ~d.discards[me]))
             if want is None:
                 return pending or None
             need = want - (d.marked if st.phase is Phase.EXCHANGE else 0)
@@ -649,11 +681,33 @@ class PIMCAgent(Agent):
         need = want - (d.marked if st.phase is Phase.EXCHANGE else 0)
         if need <= 0:
             return None
-        pinned = self._pinned(k, _Skeleton(st))
         free = [c for c in iter_bits(d.hands[seat] & ~d.blind[seat] & ~pinned)]
         if len(free) < need:
             return None
         return [*free[:need], g.DONE]
+
+    def _forced_marks(self, st: State, seat: int, pending: list[int] | None, pinned: int) -> list[int] | None:
+        """Marks while ``done`` is not yet legal (from ``pending``, else any free card), then ``done``."""
+        g = self._sgame
+        probe = g.clone(st, rng=st.rng)
+        acts: list[int] = []
+        while probe.to_act == seat and probe.phase in _MARK_PHASES and len(acts) <= g.hand_size:
+            legal = g.legal_actions(probe)
+            if g.DONE in legal:
+                return [*acts, g.DONE]
+            if pending is not None:
+                if not pending:
+                    return acts or None
+                c = pending.pop(0)
+                if c not in legal:
+                    return None
+            else:
+                c = next((a for a in legal if a < g.num_cards and not pinned >> a & 1), None)
+                if c is None:
+                    return None
+            g.apply(probe, c)
+            acts.append(c)
+        return acts or None
 
     def _candidates(self, k: Knowledge, target: dict, sk: _Skeleton, seat: int) -> list[list[int]]:
         """The action sequences of ``seat`` at this question that agree with the record, likeliest first."""
@@ -670,13 +724,18 @@ class PIMCAgent(Agent):
                 left = [c for c in iter_bits(k.discards & ~st.deal.discards[me]) if c in cards]
                 trials = [[left[0]]] if left else []
             else:
-                pinned = self._pinned(k, sk)
+                pinned = self._pinned(k, sk, seat)
                 trials = [[next((c for c in cards if not pinned >> c & 1), cards[0])]]
         else:
             trials = [[a] for a in named]
             if cards:
                 macro = self._marks(k, st, seat)
                 if macro:
+                    if seat == me:  # own discards to throw: bring them into the stand-in hand first
+                        for c in macro:
+                            if c < N:
+                                self._relocate(k, sk, c, me)
+                        st = sk.state
                     trials.append(macro)
         before = self._signature(st)
         scored: list[tuple[int, int, list[int]]] = []
