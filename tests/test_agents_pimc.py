@@ -189,7 +189,7 @@ def test_pimc_plays_legally_and_searches_every_ruleset(ruleset, players):
 
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
 def test_same_seed_same_play(ruleset):
-    game = Game(make_config(ruleset, 4, max_deals=2))
+    game = Game(make_config(ruleset, 4, max_deals=1))
     traces = []
     for _ in range(2):
         trace: list = []
