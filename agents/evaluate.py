@@ -760,9 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
     try:
         if args.suite is not None:
-            from agents.suite import suite_main
-
-            return suite_main(args, command)
+            raise ConfigError("--suite is run by `mauscheln eval` (agents.suite.main), not by agents.evaluate.main")
         if args.out is not None:
             check_out_dir(args.out, args.overwrite)
         if args.merge:

@@ -25,7 +25,9 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import shlex
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,19 +35,23 @@ from typing import Any, Sequence
 from agents.base import agent_from_spec
 from agents.evaluate import (
     CROSSTABLE_LEGEND,
+    PROG,
     Settings,
     Tournament,
     _chart,
+    build_parser,
     load_results,
     merge_results,
     run_tournament,
     write_outputs,
 )
+from agents.evaluate import main as evaluate_main
 from agents.learned import available_policies
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
 from mauscheln_env.files import atomic_write_text
+from mauscheln_env.ruleargs import report
 
 SCRIPTED = ("random", "beginner", "expert")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -252,3 +258,20 @@ def suite_main(args: Any, command: str) -> int:
         update_readme(Path(args.readme), table)
         print(f"updated the summary table in {args.readme}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``mauscheln eval``: the suite with ``--suite``, else :func:`agents.evaluate.main`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--suite" not in argv:
+        return evaluate_main(argv)
+    args = build_parser().parse_args(argv)
+    command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
+    try:
+        return suite_main(args, command)
+    except MauschelnError as exc:
+        return report(PROG, exc)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
