@@ -293,7 +293,7 @@ class PIMCAgent(Agent):
             self._paths = role_paths(self._sgame)
             self._phase_of = {name: Phase[name.upper()] for name in game.config.spec.phases}
             self._restart_hooks = _has_start_hook(self._sgame)
-            self._sensitive: dict[int, int] = {}
+            self._sensitive: dict[int, tuple[int, tuple[str, ...]]] = {}
             self._supported = True
         self._fallback.setup(game, seat)
 
@@ -1040,7 +1040,7 @@ class _TrickSearch:
     once, unless a trick hook can tell them apart (probed once per trump suit).
     """
 
-    def __init__(self, g: Game, root: State, sensitive: dict[int, int]) -> None:
+    def __init__(self, g: Game, root: State, sensitive: dict[int, tuple[int, tuple[str, ...]]]) -> None:
         d = root.deal
         self.g = g
         self.root = root
@@ -1060,8 +1060,9 @@ class _TrickSearch:
         self.done = len(d.tricks)
         self.memo: dict = {}
         if d.trump_suit not in sensitive:
-            sensitive[d.trump_suit] = self._probe_hooks() if hooks else 0
-        self.sensitive = sensitive[d.trump_suit]
+            sensitive[d.trump_suit] = self._probe_hooks() if hooks else (0, ())
+        self.sensitive, changed = sensitive[d.trump_suit]
+        self.extra = [f for f in self.extra if f in changed]  # only what the hooks write is saved and restored
         self.leaves: dict = {}
 
     def value(self) -> list[int]:
@@ -1085,7 +1086,7 @@ class _TrickSearch:
         for f, v in zip(self.extra, saved):
             setattr(sd, f, list(v) if isinstance(v, list) else v)
 
-    def _probe_hooks(self) -> int:
+    def _probe_hooks(self) -> tuple[int, tuple[str, ...]]:
         """The cards a trick hook can tell apart: any card of a two-card trick for which a hook's ``beats``
         answers True or whose ``trick_done`` changes the ruleset's fields (the Belli and the trump ace, the ace
         of spades and a led trump ace); the other cards are searched by equivalence."""
@@ -1096,6 +1097,12 @@ class _TrickSearch:
         saved = self._extras()
         a, b = (self.parts + self.parts)[:2]
         sensitive = 0
+        changed: set[str] = set()
+
+        def note() -> bool:
+            now = self._extras()
+            changed.update(f for f, x, y in zip(self.extra, now, saved) if x != y)
+            return now != saved
         for lead in range(g.num_cards):
             for c in range(g.num_cards):
                 if c == lead:
@@ -1103,16 +1110,16 @@ class _TrickSearch:
                 sd.trick = [(a, lead)]
                 sd.win_card, sd.win_seat, sd.led_suit = lead, a, t.eff_suit[lead]
                 hit = any(h.beats(g, sc, b, c) for h in self.beats_hooks)
+                note()
                 self._restore(saved)
-                if not hit and self.done_hooks:
-                    for h in self.done_hooks:
-                        h.trick_done(g, sc, [(a, lead), (b, c)])
-                    hit = self._extras() != saved
-                    self._restore(saved)
+                for h in self.done_hooks:
+                    h.trick_done(g, sc, [(a, lead), (b, c)])
+                hit = note() or hit
+                self._restore(saved)
                 if hit:
                     sensitive |= (1 << lead) | (1 << c)
         sd.trick = []
-        return sensitive
+        return sensitive, tuple(changed)
 
     def _distinct(self, seat: int, legal: int, trick: tuple) -> list[int]:
         """The legal cards less those equivalent to a stronger one the seat holds (nothing between them is
