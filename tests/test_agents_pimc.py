@@ -252,3 +252,28 @@ def test_pimc_work_per_decision_is_bounded_by_its_sample_budget():
         assert total["searched"] <= total["samples"] <= samples * total["searched"], total
         assert total["searched"] + total["fallbacks"] <= total["decisions"], total
     assert stats == play(3, 1)  # the same seeds do the same work
+
+
+def test_knowledge_reads_the_trump_suit_a_turned_up_pamphile_leaves_to_the_dealer():
+    """With the Pamphile (JC) turned up the dealer names the trump suit; the seat's knowledge (which the search
+    and the strategies read) has the named suit, not the turned card's clubs."""
+    from agents.knowledge import KnowledgeReader
+
+    game = Game(make_config("mouche", 4, pamphile=True))
+    jc = game.deck.index["JC"]
+    reader = KnowledgeReader(game)
+    runner = MatchRunner(game)
+    other = 0
+
+    def probe(state, seat, obs, mask, info, action):
+        nonlocal other
+        if state.phase is not Phase.NAME_TRUMP:
+            assert reader.read(obs, info, seat, mask).trump_suit == state.deal.trump_suit
+            other += state.deal.trump_suit != game.deck.suit[jc]
+
+    for d in range(400):
+        dealer, spec = make_deal(game, 1, d)
+        if spec.trump == jc:
+            runner.play([make_agent("expert") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
+                        on_decision=probe)
+    assert other > 0
