@@ -1183,8 +1183,13 @@ class _TrickSearch:
         else:
             legal = hand
         best: list[int] | None = None
+        sens = self.sensitive
+        hot_trick = bool(sens) and any(sens >> x & 1 for _, x in trick)
+        # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
+        # saved once here and restored after each card that asked them.
+        saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
         for c in self._distinct(seat, legal, trick):
-            saved = self._extras() if self.extra else None
+            hot = hot_trick or bool(sens >> c & 1)
             self.hands[seat] = hand & ~(1 << c)
             if not trick:
                 nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
@@ -1192,7 +1197,7 @@ class _TrickSearch:
                 nled = led
                 nw_card, nw_seat = win_card, win_seat
                 hooked = False
-                if self.beats_hooks:
+                if hot and self.beats_hooks:
                     sd = self.sc.deal
                     sd.trick = list(trick)
                     sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
@@ -1209,15 +1214,16 @@ class _TrickSearch:
             else:
                 self.won[nw_seat] += 1
                 self.done += 1
-                for h in self.done_hooks:
-                    h.trick_done(self.g, self.sc, list(now))
+                if hot:
+                    for h in self.done_hooks:
+                        h.trick_done(self.g, self.sc, list(now))
                 if self.done == self.g.num_tricks:
                     value = self._leaf()
                 else:
                     value = self._node(nw_seat, (), 0, 0, 0)
                 self.won[nw_seat] -= 1
                 self.done -= 1
-            if saved is not None:
+            if saved is not None and hot:
                 self._restore(saved)
             if best is None or value[seat] > best[seat]:
                 best = value
