@@ -532,19 +532,23 @@ class PIMCAgent(Agent):
         in all, each from its own fixed seed: the skeleton depends on the
         observation alone).
         """
+        if k.trump_card < 0:
+            raise Inconsistent("no cards are dealt yet (the deal is offered)")
         target = {p: obs[sl] for p, sl in self._real_slices.items()}
         error: Exception | None = None
         for attempt in range(self.restarts):
             try:
-                sk = self._walk(k, target, _Skeleton(self._stand_in_state(k, info, attempt)),
-                                [8 * self._sgame.num_cards + 64])
+                # Every other attempt pays the stakes again (from a pot less one stake): stake stages that decide
+                # more than money (the classic forced knock on a new pot) then run as they did.
+                state = self._stand_in_state(k, info, attempt // 2, ante=attempt % 2 == 1)
+                sk = self._walk(k, target, _Skeleton(state), [8 * self._sgame.num_cards + 64])
                 self._finish(k, sk, info)
                 return sk
             except (Inconsistent, MauschelnError) as exc:
                 error = exc
         raise Inconsistent(f"no replay reached the decision: {error}")
 
-    def _stand_in_state(self, k: Knowledge, info: Info, attempt: int) -> State:
+    def _stand_in_state(self, k: Knowledge, info: Info, attempt: int, ante: bool = False) -> State:
         """A one-deal session with this seat's own dealt cards (as far as it knows them) and stand-ins elsewhere."""
         g = self._sgame
         me = k.seat
@@ -566,8 +570,9 @@ class PIMCAgent(Agent):
             hands.append(tuple(cards))
         spec = DealSpec(tuple(hands), trump, tuple(rest))
         scores = info.get("scores")
-        return g.new_session(np.random.default_rng(attempt), dealer=k.dealer, chips=k.chips, pot=k.pot,
-                             alive=k.live, deal=spec, ante=False, **({"scores": scores} if scores is not None else {}))
+        pot = max(0, k.pot - g.stake) if ante else k.pot
+        return g.new_session(np.random.default_rng(attempt), dealer=k.dealer, chips=k.chips, pot=pot,
+                             alive=k.live, deal=spec, ante=ante, **({"scores": scores} if scores is not None else {}))
 
     def _pinned(self, k: Knowledge, sk: _Skeleton, seat: int) -> int:
         """Cards of ``seat``'s hand whose place must not change: the own hand, the trump card a seat took."""
@@ -654,9 +659,10 @@ class PIMCAgent(Agent):
     def _marks(self, k: Knowledge, st: State, seat: int) -> list[int] | None:
         """The marks (and ``done``) of ``seat``'s exchange as its record shows them, or None.
 
-        A later exchange turn of a seat whose count is already on record (the
-        classic knocker's last discard) marks what the engine requires, then
-        ``done``.
+        A later exchange turn of a seat whose count is already on record, or a
+        turn with no count on record that must discard (the classic knocker's
+        last discard, the forced knock's one card), marks what the engine
+        requires, then ``done``.
         """
         g = self._sgame
         me = k.seat
@@ -667,7 +673,7 @@ class PIMCAgent(Agent):
         if seat == me:  # own discards not yet marked, those in hand first (a later turn may throw a new card)
             left = k.discards & ~d.discards[me]
             pending = [*iter_bits(left & d.hands[me]), *iter_bits(left & ~d.hands[me])]
-        if d.exchanged[seat] is not None:
+        if d.exchanged[seat] is not None or (want is None and g.DONE not in g.legal_actions(st)):
             return self._forced_marks(st, seat, pending if seat == me else None, pinned)
         if seat == me:
             if want is None:

@@ -21,15 +21,16 @@ FAST = {"samples": 2, "min_samples": 2}
 
 def _tables() -> list[tuple[str, int, dict]]:
     """Every ruleset at 3 players and at its most, and at 4 players with each option set of the baselines' tests
-    (the classic forced knock on a new pot and Schieben are left out: see ``test_pimc_stands_down_...``)."""
+    (with Schieben left out: see ``test_pimc_stands_down_where_the_public_record_is_not_enough``)."""
     out = []
     for r in sorted(RULESETS):
         spec = RULESETS[r]
         for n in (3, spec.max_players):
             out.append((r, n, {"deck_size": 52} if r == "mousel" and n >= 6 else {}))  # noqa: PLR2004
         for o in VARIANTS[r]:
-            if not o.get("forced_knock_new_pot") and not o.get("schieben"):
+            if not o.get("schieben"):
                 out.append((r, 4, o))
+    out.append(("mauscheln_classic", 4, {"forced_knock_new_pot": True, "mauschelzwang": True}))
     return out
 
 
@@ -109,13 +110,13 @@ def test_determinizations_look_like_the_real_game_to_the_seat(ruleset, players, 
 
 
 def test_pimc_stands_down_where_the_public_record_is_not_enough():
-    """The classic forced knock on a new pot depends on stakes the one-deal replay does not pay; where the
+    """With Schieben the deal is offered before any card is dealt, and who pushed is not replayed; where the
     replay cannot reach the decision the agent plays the expert's choice and counts a fallback."""
-    game = Game(make_config("mauscheln_classic", 4, forced_knock_new_pot=True))
+    game = Game(make_config("mauscheln_classic", 4, schieben=True))
     pimc = make_agent("pimc", **FAST)
     for d in range(4):
         _play(game, [pimc, make_agent("expert"), make_agent("expert"), make_agent("random")], d)
-    assert pimc.stats["decisions"] > 0
+    assert pimc.stats["decisions"] > 0 and pimc.stats["fallbacks"] > 0
     assert pimc.stats["searched"] + pimc.stats["fallbacks"] <= pimc.stats["decisions"]
 
 
@@ -172,12 +173,14 @@ def test_role_paths_are_learnt_from_the_engine():
     assert paths[Role.GOER] == {Role.GOER}
 
 
-@pytest.mark.parametrize("ruleset", sorted(RULESETS))
-@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize("ruleset,players", [(r, n) for r in sorted(RULESETS)
+                                             for n in sorted({3, 4, RULESETS[r].max_players})])
 def test_pimc_plays_legally_and_searches_every_ruleset(ruleset, players):
-    """Sessions finish with pimc at two seats (the engine raises on an illegal action; invariants checked after
-    every step), and the search, not the fallback, decides nearly every decision."""
-    game = Game(make_config(ruleset, players, max_deals=2))
+    """Sessions finish with pimc at two seats at the smallest, the default and the largest table (the engine
+    raises on an illegal action; invariants checked after every step), and the search, not the fallback,
+    decides nearly every decision."""
+    options = {"deck_size": 52} if ruleset == "mousel" and players >= 6 else {}  # noqa: PLR2004
+    game = Game(make_config(ruleset, players, max_deals=1 if players > 4 else 2, **options))  # noqa: PLR2004
     agents = [make_agent("pimc", **FAST) for _ in range(2)]
     for d in range(2):
         lineup = [*agents, *(make_agent("expert" if s else "random") for s in range(players - 2))]
