@@ -39,6 +39,7 @@ from agents.evaluate import (
     Settings,
     Tournament,
     _chart,
+    bradley_terry,
     build_parser,
     load_results,
     merge_results,
@@ -117,8 +118,7 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
         if not pairs or n < 1:
             continue
         s = replace(settings, deals=n)
-        t = run_tournament(scripted + ["pimc"], s, pairs=pairs, workers=workers, progress=progress,
-                           command=command)
+        t = run_tournament([], s, pairs=pairs, workers=workers, progress=progress, command=command)
         folder = out / ruleset / label
         write_outputs(t, folder)
         files.append(folder / "results.json")
@@ -126,9 +126,9 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
     if not files:
         raise ConfigError(f"{ruleset}: nothing to show (no pairing played and no --reuse file for this table)")
     t = merge_results(files)
-    for a in [*scripted, "pimc"]:
-        if a not in t.agents:
-            t.agents.append(a)
+    played = {a for p in t.pairs for a in (p.candidate, p.baseline)}
+    t.agents = [a for a in t.agents if a in played]  # an agent that played no pairing gets no rating
+    t.ratings = bradley_terry(t.agents, t.pairs)
     write_page(t, ruleset, docs, command=command, reused=reused, note=note)
     return t
 
