@@ -16,7 +16,8 @@ from mauscheln_env.ruleargs import ArgumentParser
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
     "demo": ("mauscheln_env.demo", "Play and render a short session between random agents."),
-    "eval": ("agents.evaluate", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings."),
+    "eval": ("agents.suite", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
+                             "the cross-table of every ruleset."),
     "play": ("agents.play", "Play against the bots in a terminal."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }
