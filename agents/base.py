@@ -121,6 +121,13 @@ class Agent(abc.ABC):
             return self.name
         return f"{self.name}(" + ",".join(f"{k}={v}" for k, v in sorted(changed.items())) + ")"
 
+    def spec_text(self, always: tuple[str, ...] = ()) -> str:
+        """``name:key=value,...`` with the parameters that differ from their defaults (and those named in
+        ``always``), sorted: text that :func:`agent_from_spec` turns back into an equal agent."""
+        defaults = _defaults(type(self))
+        keep = {k: v for k, v in sorted(self.params.items()) if k in always or defaults.get(k, object()) != v}
+        return self.name + (":" + ",".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label()} seat={self.seat}>"
 

@@ -1,8 +1,10 @@
 """The ``mauscheln`` command: one entry point, one subcommand per job.
 
-``mauscheln demo`` plays and renders a short session between random agents;
+``mauscheln demo`` plays and renders a short session between any agents;
 ``mauscheln train`` trains a policy by self-play; ``mauscheln eval`` runs
-duplicate-deal evaluations; ``mauscheln play`` sits a human at the table.
+duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
+``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
+leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from mauscheln_env.ruleargs import ArgumentParser
 
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
-    "demo": ("mauscheln_env.demo", "Play and render a short session between random agents."),
+    "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
+    "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
     "eval": ("agents.evaluate", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings."),
     "play": ("agents.play", "Play against the bots in a terminal."),
+    "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }
 
