@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.bench.run import RESULT_FORMAT, AgentId, decode_game, record_digest
+from agents.bench.run import RESULT_FORMAT, AgentId, decode_game, record_digest, snap_per_deal
 from agents.bench.suite import SUITES, DealSetError, load_deal_set, tables_of
 from agents.evaluate import (
     PER_DEAL_COLUMNS,
@@ -358,14 +358,14 @@ class Board:
         }
 
 
-def pooled_pairs(rows: Sequence[tuple[str, str, int, str]], games_per_deal: int) -> list[PairResult]:
+def pooled_pairs(rows: Sequence[tuple[str, str, int, str]], players: int) -> list[PairResult]:
     """Pool pairing rows ``(candidate, baseline, first_deal, per_deal JSON)`` (oldest first) per unordered pair,
     deal by deal (a later row replaces an earlier one's deal); each pair oriented with the smaller key first."""
     pooled: dict[tuple[str, str], dict[int, list[float]]] = {}
     for cand, base, first, per_deal in rows:
         if cand == base:
             continue
-        values = np.asarray(json.loads(per_deal), dtype=np.float64)
+        values = snap_per_deal(json.loads(per_deal), players)
         if cand > base:
             cand, base, values = base, cand, values[:, ::-1]
         deals = pooled.setdefault((cand, base), {})
@@ -374,7 +374,7 @@ def pooled_pairs(rows: Sequence[tuple[str, str, int, str]], games_per_deal: int)
     out = []
     for (a, b), deals in sorted(pooled.items()):
         per_deal = np.array([deals[i] for i in sorted(deals)], dtype=np.float64)
-        out.append(summarize(a, b, per_deal, {"candidate": {}, "baseline": {}}, len(deals) * games_per_deal, 0.0))
+        out.append(summarize(a, b, per_deal, {"candidate": {}, "baseline": {}}, len(deals) * 2 * players, 0.0))
     return out
 
 
@@ -397,7 +397,7 @@ def leaderboard(db: str | Path | None = None, suite: str = "v1", tables: Sequenc
                                          "GROUP BY agent", (suite, table)).fetchall())
             commits = sorted({r[0] for r in con.execute("SELECT DISTINCT git_commit FROM results WHERE suite = ? "
                                                         "AND tbl = ?", (suite, table)) if r[0]})
-            pairs = pooled_pairs(rows, 2 * players)
+            pairs = pooled_pairs(rows, players)
             agents = sorted({x for p in pairs for x in (p.candidate, p.baseline)} | set(per_agent))
             ratings = bradley_terry(agents, pairs)
             intervals = bradley_terry_intervals(agents, pairs, ratings)

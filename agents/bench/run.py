@@ -211,11 +211,20 @@ def pair_record(p: PairResult, opponent: AgentId, replays: int, source: Any) -> 
     return d
 
 
-def pair_from_record(d: Mapping[str, Any]) -> PairResult:
-    """A record's pairing as a :class:`PairResult`, with the action ids of its recorded games."""
+def snap_per_deal(values: Any, players: int) -> np.ndarray:
+    """Per-deal means as stored (6 decimals) back to the exact values the run computed: chips are whole, so
+    each mean is a multiple of 1 / (n (n - 1)), and the nearest such multiple is the float the run had."""
+    m = players * (players - 1)
+    return np.round(np.asarray(values, dtype=np.float64) * m) / m
+
+
+def pair_from_record(d: Mapping[str, Any], players: int) -> PairResult:
+    """A record's pairing as a :class:`PairResult` (the per-deal values snapped exact, the summary
+    recomputed from them), with the action ids of its recorded games."""
     p = PairResult.from_dict(dict(d))
-    p.actions = [[decode_game(g) for g in deal] for deal in d.get("replays") or []]
-    return p
+    exact = summarize(p.candidate, p.baseline, snap_per_deal(p.per_deal, players), p.roles, p.games, p.seconds)
+    exact.actions = [[decode_game(g) for g in deal] for deal in d.get("replays") or []]
+    return exact
 
 
 def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: AgentId, deal_set: DealSet,
@@ -235,7 +244,7 @@ def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: A
             o = d.get("opponent") or {}
             if (o.get("spec"), o.get("checkpoint")) == (me.spec, me.checkpoint) and d.get("first_deal") == 0 \
                     and d.get("deals") == deals:
-                return pair_from_record(d), record_digest(rec)
+                return pair_from_record(d, deal_set.players), record_digest(rec)
     return None
 
 
