@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, required=True, help="the folder for index.html and report.json")
     _add_table(rep, optional=True)
     _add_db(rep)
-    rep.add_argument("--replay-deals", type=int, default=5,
-                     help="replays of the first N deals of the suite in every recorded pairing (default: 5)")
+    rep.add_argument("--replay-deals", type=int, default=3,
+                     help="replays of the first N deals of the suite in every recorded pairing (default: 3)")
     rep.add_argument("--deal", type=int, action="append", default=[], metavar="K",
                      help="also replay suite deal K (re-played with the agents when no record holds its games)")
 
