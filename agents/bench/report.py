@@ -406,7 +406,7 @@ function render() {
   for (let i = 0; i < st.steps; i++) {
     const s = d.steps[i];
     const mine = view === null || view === s.seat;
-    const li = el("li", {"data-seat": String(s.seat), "class": i === st.steps - 1 ? "current" : ""});
+    const li = el("li", {"data-seat": String(s.seat), "data-index": String(i), "class": i === st.steps - 1 ? "current" : ""});
     li.appendChild(document.createTextNode(`seat ${s.seat} (${g.seats[s.seat]}), ${s.phase}: `));
     const shown = mine || !s.private;
     const act = el("span", {"class": "action"});
