@@ -273,6 +273,18 @@ def test_bad_files_and_databases_give_one_line_errors(tmp_path, capsys):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_records_are_read_plain_or_gzipped(tmp_path, record):
+    import gzip
+
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    with gzip.open(tmp_path / "r.json.gz", "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps(record))
+    assert board.read_record(tmp_path / "r.json") == board.read_record(tmp_path / "r.json.gz") == record
+    (tmp_path / "bad.json.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(board.ResultRecordError, match="cannot be read"):
+        board.read_record(tmp_path / "bad.json.gz")
+
+
 def _submit_many(db: str, records: list, barrier) -> None:
     barrier.wait()
     for rec in records:

@@ -25,6 +25,7 @@ An agent is its canonical spec plus the hash of its checkpoint, if it has one.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -246,12 +247,16 @@ def _close(a: float, b: float) -> bool:
 
 
 def read_record(path: str | Path) -> dict[str, Any]:
+    """A result record from a JSON file (``.json``, or gzip-compressed ``.json.gz``)."""
     path = Path(path)
     try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return json.loads(fh.read())
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ResultRecordError(f"{path}: no such file; allowed: a result file written by mauscheln bench run") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ResultRecordError(f"{path} cannot be read: {exc}") from exc
     except ValueError as exc:
         raise ResultRecordError(f"{path} is not JSON ({exc}); allowed: a result file written by mauscheln bench run"
@@ -413,8 +418,8 @@ def leaderboard(db: str | Path | None = None, suite: str = "v1", tables: Sequenc
         con.close()
 
 
-def board_markdown(board: Board) -> str:
-    """A table's leaderboard as Markdown: the ratings, then the cross-table of mean advantages."""
+def board_markdown(board: Board, crosstable: bool = True) -> str:
+    """A table's leaderboard as Markdown: the ratings, then (``crosstable``) the cross-table of mean advantages."""
     name, _, players = board.table.rpartition("_")
     lines = [f"**{name}, {players[:-1]} players** (suite {board.suite}, deal set `{board.deal_hash[:19]}…`, "
              f"{board.records} result record(s))", "",
@@ -423,7 +428,8 @@ def board_markdown(board: Board) -> str:
     for rank, e in enumerate(board.entries, 1):
         iv = f"{e.low:+.0f} … {e.high:+.0f}" if math.isfinite(e.low) else "—"
         lines.append(f"| {rank} | {e.agent} | {e.elo:+.0f} | {iv} | {e.deals} | {e.opponents} |")
-    lines += ["", crosstable_markdown(board.agents, board.pairs, board.ratings)]
+    if crosstable:
+        lines += ["", crosstable_markdown(board.agents, board.pairs, board.ratings)]
     return "\n".join(lines)
 
 

@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_table(board, optional=True)
     _add_db(board)
     board.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    board.add_argument("--brief", action="store_true", help="the ratings only, without the cross-tables")
 
     rep = sub.add_parser("report", help="write the static HTML report",
                          description="Write a self-contained HTML page (leaderboard, charts, replay viewer) and "
@@ -200,7 +201,7 @@ def _leaderboard(args: argparse.Namespace, command: str) -> int:
         print(f"no results for suite {args.suite} in {args.db or default_db()}; submit some with "
               "mauscheln bench submit RESULT")
         return 0
-    print("\n\n".join(board_markdown(b) for b in boards))
+    print("\n\n".join(board_markdown(b, crosstable=not args.brief) for b in boards))
     return 0
 
 
