@@ -78,7 +78,8 @@ class Agent(abc.ABC):
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0):
             raise AgentError(f"seed={seed!r} is not allowed; allowed: None or a whole number >= 0")
         self.seed = None if seed is None else int(seed)
-        self.rng = np.random.default_rng(self.seed)
+        self._rng: np.random.Generator | None = None
+        self._rng_seed: int | None = self.seed
         self.params: dict[str, Any] = {}
         self.game: Game | None = None
         self.seat: int | None = None
@@ -100,7 +101,22 @@ class Agent(abc.ABC):
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal (or session). With ``seed``, reseed :attr:`rng`."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self._rng, self._rng_seed = None, seed
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The agent's random generator, seeded by the constructor or the last :meth:`reset` with a seed.
+
+        Built on first use: the match runner reseeds every agent before every deal, and a scripted
+        agent that never draws should not pay for a generator each time.
+        """
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._rng_seed)
+        return self._rng
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self._rng = generator
 
     @abc.abstractmethod
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
@@ -154,8 +170,8 @@ AGENTS: dict[str, str] = {
 
 AGENT_DOCS: dict[str, str] = {
     "random": "uniformly random legal actions",
-    "beginner": "the beginners' tips of the modern rules",
-    "expert": "the classic 'Spielregeln' and the Mousel strategy advice",
+    "beginner": "each ruleset's beginners' advice from its original text",
+    "expert": "each ruleset's finer advice from its original text, with strong card play",
     "pimc": "determinized search: sampled deals, exact search of the tricks",
     "learned": "a trained policy network (needs torch; checkpoint= a path, a run directory or a shipped policy)",
     "sb3": "a MaskablePPO model saved by train/sb3_maskable.py (needs sb3-contrib; model= path)",

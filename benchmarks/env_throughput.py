@@ -117,11 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'leduc_holdem_v4 env()':<28} {rate:>12,.0f} {games:>10,.0f}")
     print(f"\nhead to head, {args.rounds} turns each, decisions per CPU second:")
     for n in args.players:
+        raw = Player(lambda n=n: mauscheln_env.raw_env(num_players=n, knock=args.knock))
         ours = Player(lambda n=n: mauscheln_env.env(num_players=n, knock=args.knock))
         leduc = Player(leduc_holdem_v4.env, count_deals=False)
-        mine, theirs = head_to_head([ours, leduc], 2 * args.seconds, args.rounds)
+        mine_raw, mine, theirs = head_to_head([raw, ours, leduc], 3 * args.seconds, args.rounds)
         print(f"ratio mauscheln {n}p env() / leduc_holdem_v4 env(): {mine / theirs:.1f}x "
-              f"({mine:,.0f} / {theirs:,.0f})")
+              f"({mine:,.0f} / {theirs:,.0f}); raw_env: {mine_raw / theirs:.1f}x ({mine_raw:,.0f})")
     return 0
 
 

@@ -40,21 +40,16 @@ PLAIN_SESSIONS = 200
 LONG_SESSIONS = 100
 LONG_DEALS = 6
 
-DEFAULT_TABLES = {
-    "mauscheln": (3, 7),
-    "mauscheln_classic": (3, 6),
-    "mousel": (3, 7),
-    "mouche": (3, 6),
-    "muschka": (3, 7),
-}
 
 
 def configurations() -> Iterator[tuple[str, dict[str, Any]]]:
     """(name, raw_env keyword arguments) for every recorded configuration."""
     for path in sorted((ROOT / "configs" / "rules").glob("*.yaml")):
         yield f"preset:{path.name}", {"ruleset": f"configs/rules/{path.name}"}
-    for ruleset, counts in DEFAULT_TABLES.items():
-        for n in counts:
+    from mauscheln_env.rulesets import RULESETS
+
+    for ruleset, spec in RULESETS.items():
+        for n in (spec.min_players, spec.max_players):
             yield f"default:{ruleset}:{n}", {"ruleset": ruleset, "num_players": n}
 
 

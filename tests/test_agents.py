@@ -10,6 +10,7 @@ from agents import EnvView, KnowledgeReader, MatchRunner, agent_seed, make_agent
 from agents.base import agent_from_spec, available_agents, parse_agent_spec
 from mauscheln_env import Game, make_config
 from mauscheln_env.engine import Phase, Role
+from tests.hidden import perturb_hidden
 
 FAST = {"random": {}, "beginner": {}, "expert": {}, "pimc": {"samples": 3, "min_samples": 2}}
 
@@ -64,41 +65,7 @@ def test_same_seed_repeats_itself(name):
     assert traces[0] == traces[1]
 
 
-def _perturb_hidden(game: Game, state, seat: int, rng: np.random.Generator):
-    """A copy of ``state`` in which every card ``seat`` cannot see is shuffled among the hidden places."""
-    st = game.clone(state)
-    hidden: list[int] = []
-    for s in range(game.n):
-        if s != seat:
-            hidden += [c for c in range(game.num_cards) if st.deal.hands[s] >> c & 1]
-    hidden += list(st.deal.stock)
-    hidden += [c for c in range(game.num_cards) if st.deal.dead >> c & 1]
-    others_discards = 0
-    for s in range(game.n):
-        if s != seat:
-            others_discards |= st.deal.discards[s]
-    hidden += [c for c in range(game.num_cards) if others_discards >> c & 1]
-    perm = dict(zip(hidden, rng.permutation(hidden).tolist()))
-
-    def m(mask: int) -> int:
-        out = 0
-        for c in range(game.num_cards):
-            if mask >> c & 1:
-                out |= 1 << perm.get(c, c)
-        return out
-
-    for s in range(game.n):
-        if s == seat:
-            continue
-        st.deal.hands[s] = m(st.deal.hands[s])
-        st.deal.discards[s] = m(st.deal.discards[s])
-        st.deal.drawn[s] = m(st.deal.drawn[s])
-        st.deal.blind[s] = m(st.deal.blind[s])
-    st.deal.stock = [perm.get(c, c) for c in st.deal.stock]
-    st.deal.dead = m(st.deal.dead)
-    st.deal.discard_pile = st.deal.discards[seat] | m(state.deal.discard_pile & ~state.deal.discards[seat])
-    game.check_invariants(st)
-    return st
+_perturb_hidden = perturb_hidden  # the name tests/test_batched_expert.py imports
 
 
 @pytest.mark.parametrize("name", sorted(FAST))

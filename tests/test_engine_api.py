@@ -13,18 +13,13 @@ from mauscheln_env import RULESETS, Game, make_config
 from mauscheln_env.engine import Phase, State
 from mauscheln_env.observation import Observer
 
-OPTIONS = {
-    "mauscheln": {"knock": True, "vierling": True, "belli": "7D"},
-    "mauscheln_classic": {"schieben": True, "cap": 40, "mitgehzwang": True},
-    "mousel": {"knock": True, "volunteer_leader": True},
-    "mouche": {"queue": True, "pamphile": True, "beatrix": True},
-    "muschka": {},
-}
-
 
 def _game(ruleset: str, extra: dict | None = None) -> Game:
+    """The ruleset with every optional rule on (its ``showcase`` options), one seat above its smallest table."""
     spec = RULESETS[ruleset]
-    return Game(make_config(ruleset, spec.min_players + 1, max_deals=6, **OPTIONS[ruleset], **(extra or {})))
+    options = {**spec.showcase, "max_deals": 6, **(extra or {})}
+    options.pop("rounds", None)
+    return Game(make_config(ruleset, spec.min_players + 1, **options))
 
 
 def _play(game: Game, state: State, moves: np.random.Generator, steps: int) -> list:

@@ -45,6 +45,9 @@ OPTION_SPREAD = {
     ],
     "muschka": [{}, {"start_score": 6}],
 }
+"""Option spreads per ruleset; a ruleset without one is tested with its defaults and its showcase options."""
+for _name, _spec in RULESETS.items():
+    OPTION_SPREAD.setdefault(_name, [{}, dict(_spec.showcase)])
 
 CASES = [
     (ruleset, n, options)

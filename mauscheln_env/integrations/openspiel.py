@@ -304,14 +304,9 @@ def _score_bounds(config: RuleConfig) -> tuple[float, float]:
     return -10.0 * config.options["max_deals"], float(config.options["start_score"])
 
 
-UTILITY_BOUNDS = {
-    "mauscheln": _chip_bounds,
-    "mauscheln_classic": _chip_bounds,
-    "mousel": _chip_bounds,
-    "mouche": _chip_bounds,
-    "muschka": _score_bounds,
-}
-"""The range of a seat's session return, by ruleset."""
+def utility_bounds(config: RuleConfig) -> tuple[float, float]:
+    """The range of a seat's session return: chips, or (a ruleset without chips) the score's decrease."""
+    return _chip_bounds(config) if "bankroll" in config.options else _score_bounds(config)
 
 
 def max_game_length(config: RuleConfig) -> int:
@@ -369,7 +364,7 @@ class MauschelnGame(pyspiel.Game):
             settings = dataclasses.replace(settings, config=config)
         config = settings.config
         engine = Game(config)
-        lo, hi = UTILITY_BOUNDS[config.ruleset](config)
+        lo, hi = utility_bounds(config)
         info = pyspiel.GameInfo(
             num_distinct_actions=config.num_actions,
             max_chance_outcomes=max(config.num_cards, config.num_players),
