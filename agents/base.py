@@ -64,6 +64,9 @@ class Agent(abc.ABC):
     """
 
     name: ClassVar[str] = "agent"
+    reference: ClassVar[bool] = False
+    """Whether the agent belongs to the benchmark's reference field (``mauscheln bench run``) at every table it
+    :meth:`supports`: built by name with its default parameters, it needs no file and no extra package."""
     param_help: ClassVar[dict[str, str]] = {}
     """What a parameter allows, for the error message (default: from its annotation)."""
 
@@ -97,6 +100,12 @@ class Agent(abc.ABC):
             raise ValueError(f"seat={seat!r} is not allowed; allowed: 0..{game.n - 1}")
         self.game = game
         self.seat = int(seat)
+
+    def supports(self, game: Game) -> bool:
+        """Whether the agent plays ``game``'s table as itself rather than through a fallback (after
+        :meth:`setup` with that game). The benchmark's reference field holds the :attr:`reference` agents
+        that support its table, so an agent that learns a ruleset joins that ruleset's field by itself."""
+        return self.game is game
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal (or session). With ``seed``, reseed :attr:`rng`."""

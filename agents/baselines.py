@@ -42,6 +42,7 @@ class RandomAgent(Agent):
     """Uniformly random over the legal actions."""
 
     name = "random"
+    reference = True
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
         legal = legal_ids(action_mask)
@@ -52,6 +53,7 @@ class _ScriptedAgent(Agent):
     """An agent that plays its ruleset's strategy of one level, random where the strategy has no rule."""
 
     level: ClassVar[str] = ""
+    reference = True
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)

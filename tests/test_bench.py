@@ -24,10 +24,12 @@ from agents.bench.run import (
     mirror_pair,
     pair_from_record,
     record_digest,
+    reference_agents,
     reference_field,
     run_bench,
     without_timing,
 )
+from agents.base import make_agent
 from agents.evaluate import Settings, evaluate_pair, game_order
 from mauscheln_env.config import RULESETS
 
@@ -139,11 +141,24 @@ def test_a_damaged_deal_set_names_what_is_wrong(tmp_path):
 
 
 # ---------------------------------------------------------------------- bench run
-def test_the_field_holds_the_baselines_and_the_policies_of_the_table():
+def test_the_field_is_the_reference_agents_that_support_the_table_and_its_policies(monkeypatch):
     four = reference_field(suite.load_deal_set("v1", "mauscheln_4p"))
     assert four[:4] == ["random", "beginner", "expert", "pimc"]
     assert "learned:checkpoint=mauscheln4" in four
-    assert reference_field(suite.load_deal_set("v1", "mouche_4p")) == ["random", "beginner", "expert", "pimc"]
+    for table in suite.tables_of("v1"):
+        ds = suite.load_deal_set("v1", table)
+        field = reference_field(ds)
+        assert field[:3] == ["random", "beginner", "expert"], table
+        pimc = make_agent("pimc", seed=0)
+        pimc.setup(ds.game, 0)
+        assert ("pimc" in field) == pimc.determinizes, table  # pimc joins where its search plays the table
+        assert all(s.startswith("learned:") for s in field[3 + pimc.determinizes:]), table
+    # an agent that stops supporting a table leaves its field; one marked reference joins it
+    from agents.baselines import BeginnerAgent, RandomAgent
+
+    monkeypatch.setattr(BeginnerAgent, "supports", lambda self, game: False)
+    monkeypatch.setattr(RandomAgent, "reference", False)
+    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert"]
 
 
 def test_a_record_names_what_produced_it(record, ds4):
@@ -273,12 +288,14 @@ def test_bad_files_and_databases_give_one_line_errors(tmp_path, capsys):
     assert not (tmp_path / "r.json").exists()
 
 
-def test_records_are_read_plain_or_gzipped(tmp_path, record):
-    import gzip
+def test_records_are_written_and_read_plain_or_gzipped(tmp_path, record):
+    from agents.bench.run import write_record
 
-    (tmp_path / "r.json").write_text(json.dumps(record))
-    with gzip.open(tmp_path / "r.json.gz", "wt", encoding="utf-8") as fh:
-        fh.write(json.dumps(record))
+    write_record(record, tmp_path / "r.json")
+    write_record(record, tmp_path / "r.json.gz")
+    first = (tmp_path / "r.json.gz").read_bytes()
+    write_record(record, tmp_path / "r.json.gz")
+    assert (tmp_path / "r.json.gz").read_bytes() == first  # no timestamp: the same record, the same bytes
     assert board.read_record(tmp_path / "r.json") == board.read_record(tmp_path / "r.json.gz") == record
     (tmp_path / "bad.json.gz").write_bytes(b"not gzip at all")
     with pytest.raises(board.ResultRecordError, match="cannot be read"):

@@ -1,10 +1,15 @@
 """``mauscheln bench run``: one agent against the reference field of a table, on the suite's deals.
 
-The reference field of a table (:func:`reference_field`) is ``random``,
-``beginner``, ``expert`` and ``pimc`` (built by name from the agent registry,
-so improvements of those agents join by themselves) and every shipped policy
-(``agents/policies/*.safetensors``) trained for exactly that table
-(``learned:checkpoint=<name>``; a policy added later joins by itself).
+The reference field of a table (:func:`reference_field`) is discovered, not
+listed: every agent of the static registry (:data:`agents.base.AGENTS`, in its
+order) whose class is marked :attr:`~agents.base.Agent.reference` and that
+:meth:`~agents.base.Agent.supports` the table (plays it as itself, not through
+a fallback), built by name with its default parameters; then every shipped
+policy (``agents/policies/*.safetensors``) trained for exactly that table
+(``learned:checkpoint=<name>``). Today that is ``random``, ``beginner`` and
+``expert`` everywhere, ``pimc`` where its search determinizes the table, and
+the shipped policies; an agent that learns a ruleset, or a policy shipped
+later, joins that table's field by itself.
 
 Every pairing is a duplicate evaluation (:func:`agents.evaluate.evaluate_pair`)
 on the suite's fixed deals (both formats, common random numbers, 95 %
@@ -26,6 +31,7 @@ instead of played again (the record says so in the pairing's ``source``).
 from __future__ import annotations
 
 import datetime
+import gzip
 import hashlib
 import json
 import os
@@ -41,17 +47,15 @@ from typing import Any
 import numpy as np
 
 import mauscheln_env
-from agents.base import Agent, agent_from_spec
+from agents.base import AGENTS, Agent, agent_class, agent_from_spec, make_agent
 from agents.bench.suite import DealSet, DealSetError, check_suite, find_table, load_deal_set
 from agents.evaluate import FORMATS, PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write, atomic_write_text
 from mauscheln_env.ruleargs import options_of
 
 RESULT_FORMAT = "mauscheln-bench-result-v1"
-BASELINES = ("random", "beginner", "expert", "pimc")
-"""The scripted and search agents of every table's reference field, by registry name."""
 CHECKPOINT_PARAMS = ("checkpoint", "model")
 """Agent parameters that name a file of weights: always part of the spec, and hashed into the record."""
 TIMING = ("date", "wall_seconds", "machine", "command", "workers")
@@ -124,9 +128,28 @@ def shipped_policies_for(game: Game) -> list[str]:
     return names
 
 
+def reference_agents(game: Game) -> list[str]:
+    """The registry names of the :attr:`~agents.base.Agent.reference` agents that support ``game``'s table, in
+    registry order (an agent whose module cannot be imported here, or that refuses the table, is left out)."""
+    names = []
+    for name in AGENTS:
+        try:
+            if not getattr(agent_class(name), "reference", False):
+                continue
+            agent = make_agent(name, seed=0)
+            agent.setup(game, 0)
+        except (MauschelnError, ValueError):
+            continue
+        if agent.supports(game):
+            names.append(name)
+    return names
+
+
 def reference_field(deal_set: DealSet) -> list[str]:
-    """The field of a table: :data:`BASELINES`, then ``learned:checkpoint=<name>`` for every shipped policy of it."""
-    return [*BASELINES, *(f"learned:checkpoint={name}" for name in shipped_policies_for(deal_set.game))]
+    """The field of a table: :func:`reference_agents`, then ``learned:checkpoint=<name>`` for every shipped
+    policy of it."""
+    game = deal_set.game
+    return [*reference_agents(game), *(f"learned:checkpoint={name}" for name in shipped_policies_for(game))]
 
 
 # ---------------------------------------------------------------------- provenance
@@ -344,9 +367,15 @@ def without_timing(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_record(record: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a record as JSON, gzip-compressed when ``path`` ends in ``.gz`` (no timestamp in the gzip header,
+    so the same record gives the same bytes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write_text(path, json.dumps(record, indent=1) + "\n")
+    text = json.dumps(record, indent=1) + "\n"
+    if path.suffix == ".gz":
+        data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+        return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+    return atomic_write_text(path, text)
 
 
 def deal_set_for(suite: str, ruleset: str, players: int | None) -> DealSet:
