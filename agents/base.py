@@ -234,7 +234,12 @@ def _build(name: str, seed: int | None, params: dict[str, Any]) -> Agent:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise AgentError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; allowed: {_allowed(accepted)}")
-    return factory(seed=seed, **params)
+    try:
+        return factory(seed=seed, **params)
+    except MauschelnError:
+        raise
+    except ValueError as exc:  # an agent's own check of a parameter value (e.g. pimc's samples=0)
+        raise AgentError(f"agent {name!r}: {exc}") from exc
 
 
 def _allowed(accepted: Mapping[str, Any]) -> str:

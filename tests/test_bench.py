@@ -283,8 +283,9 @@ def test_bad_files_and_databases_give_one_line_errors(tmp_path, capsys):
     assert cli.main(["run", "nobody", "--deals", "1", "--out", str(tmp_path / "r.json")]) == 2
     assert cli.main(["run", "random", "--deals", "1", "--cap", "pimc", "--out", str(tmp_path / "r.json")]) == 2
     assert cli.main(["run", "random", "--players", "9", "--out", str(tmp_path / "r.json")]) == 2
+    assert cli.main(["run", "pimc:samples=0", "--deals", "1", "--out", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 6 and all(line.startswith("mauscheln bench ") and ": error: " in line for line in err)
+    assert len(err) == 7 and all(line.startswith("mauscheln bench ") and ": error: " in line for line in err)
     assert not (tmp_path / "r.json").exists()
 
 
@@ -451,6 +452,9 @@ def test_demo_plays_any_agents(capsys):
     assert "seat 0 expert, seat 1 random, seat 2 beginner, seat 3 random" in out and "session rewards" in out
     assert main(["--agents", "expert", "random"]) == 2
     assert main(["--agents", "nobody"]) == 2
+    assert main(["--agents", "pimc:samples=0"]) == 2  # an agent's own check of a value: one line, no traceback
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("mauscheln demo: error: ") for line in err)
 
 
 def test_mauscheln_command_lists_bench_and_replay():
@@ -481,6 +485,7 @@ def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
     from agents.bench.report import write_report
 
     write_report(tmp_path / "rep", db=db, replay_deals=2)
+    artefacts = tmp_path  # pytest keeps the last runs' tmp dirs: the screenshots stay there
     data = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     games = data["tables"][0]["games"]["expert|random"]["deals"]["1"]
     codes = data["tables"][0]["legend"]["cards"]
@@ -501,42 +506,54 @@ def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
         Select(driver.find_element(By.ID, "sel-deal")).select_by_value("1")
         Select(driver.find_element(By.ID, "sel-format")).select_by_value("field")
         Select(driver.find_element(By.ID, "sel-lone")).select_by_value("1")
-        Select(driver.find_element(By.ID, "sel-view")).select_by_value("2")
         game = games[4 + 1]  # format field, lone seat 1: random at seat 1, expert elsewhere
         assert game["format"] == "field" and game["lone_seat"] == 1
-        view = replay.initial_view(game["deals"][0])
+        assert driver.find_element(By.CSS_SELECTOR, '#seats tr[data-seat="1"]').text.split()[1] == "random"
         steps = game["deals"][0]["steps"]
+        trump = game["deals"][0]["trump"]["card"]
 
         def hand_codes(seat: int) -> list[str]:
             cell = driver.find_element(By.CSS_SELECTOR, f'#seats td.hand[data-seat="{seat}"]')
             return [e.get_attribute("data-card") for e in cell.find_elements(By.CSS_SELECTOR, ".card")]
 
-        for k in range(len(steps) + 1):
-            if k:
-                driver.find_element(By.ID, "next").click()
-                view = replay.apply_step(view, steps[k - 1], len(codes))
-            assert driver.find_element(By.ID, "pos").text.startswith(f"step {k} ")
-            assert hand_codes(2) == [codes[c] for c in replay.seen_cards(view, 2)]
-            for other in (0, 1, 3):
-                assert hand_codes(other) == []  # another seat's cards: never shown in seat view
-            for li in driver.find_elements(By.CSS_SELECTOR, "#log li"):
-                seat = int(li.get_attribute("data-seat"))
-                if seat != 2:
-                    assert not li.find_elements(By.CSS_SELECTOR, ".legal")
-                    step = steps[int(li.get_attribute("data-index"))]
-                    if step.get("private"):
-                        assert not li.find_elements(By.CSS_SELECTOR, ".card")
-            if k == min(6, len(steps)):
-                driver.save_screenshot(str(tmp_path / "replay_seat_view.png"))
-        assert "deal settled" in driver.find_element(By.ID, "settlement").text or \
-            "thrown in" in driver.find_element(By.ID, "settlement").text or \
-            "no play" in driver.find_element(By.ID, "settlement").text
+        for seat in range(4):  # every seat's view, every step of the game
+            Select(driver.find_element(By.ID, "sel-view")).select_by_value(str(seat))
+            driver.find_element(By.ID, "first").click()
+            view = replay.initial_view(game["deals"][0])
+            known = set(replay.seen_cards(view, seat)) | {trump}  # what this seat may see: its cards, public ones
+            for k in range(len(steps) + 1):
+                if k:
+                    driver.find_element(By.ID, "next").click()
+                    step = steps[k - 1]
+                    view = replay.apply_step(view, step, len(codes))
+                    if step["seat"] == seat:
+                        known |= {a for a in [step["action"], *step.get("legal", [])] if a < len(codes)}
+                    elif not step.get("private") and step["action"] < len(codes):
+                        known.add(step["action"])  # a card played to a trick is public
+                    known |= set(replay.seen_cards(view, seat))
+                assert driver.find_element(By.ID, "pos").text.startswith(f"step {k} ")
+                assert hand_codes(seat) == [codes[c] for c in replay.seen_cards(view, seat)]
+                for other in set(range(4)) - {seat}:
+                    assert hand_codes(other) == []  # another seat's cards: never shown in seat view
+                shown = {e.get_attribute("data-card") for e in driver.find_elements(By.CSS_SELECTOR, "#game .card")}
+                assert shown <= {codes[c] for c in known}, (seat, k, shown - {codes[c] for c in known})
+                for li in driver.find_elements(By.CSS_SELECTOR, "#log li"):
+                    if int(li.get_attribute("data-seat")) != seat:
+                        assert not li.find_elements(By.CSS_SELECTOR, ".legal")  # others' alternatives: hidden
+                        if steps[int(li.get_attribute("data-index"))].get("private"):
+                            assert not li.find_elements(By.CSS_SELECTOR, ".card")
+                if seat == 1 and k == min(8, len(steps)):
+                    driver.save_screenshot(str(artefacts / "replay_seat_view.png"))
+            settlement = driver.find_element(By.ID, "settlement").text
+            assert game["deals"][0]["results"][0]["lines"][0] in settlement
         Select(driver.find_element(By.ID, "sel-view")).select_by_value("all")
         driver.find_element(By.ID, "first").click()
         for s in range(4):
             assert hand_codes(s) == [codes[c] for c in game["deals"][0]["hands"][s]]
-        driver.save_screenshot(str(tmp_path / "replay_all_hands.png"))
+        driver.find_element(By.ID, "last").click()
+        assert driver.find_elements(By.CSS_SELECTOR, "#log li .legal")  # all hands: every seat's alternatives
+        driver.save_screenshot(str(artefacts / "replay_all_hands.png"))
     finally:
         driver.quit()
-    assert (tmp_path / "replay_seat_view.png").stat().st_size > 10_000
-    print(f"screenshots in {tmp_path}")
+    assert (artefacts / "replay_seat_view.png").stat().st_size > 10_000
+    print(f"screenshots in {artefacts}")
