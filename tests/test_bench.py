@@ -557,3 +557,31 @@ def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
         driver.quit()
     assert (artefacts / "replay_seat_view.png").stat().st_size > 10_000
     print(f"screenshots in {artefacts}")
+
+
+def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, monkeypatch):
+    """benchmarks/bench_suite.py: every agent of the field once, each pairing played on one side and mirrored on
+    the other; run again, it submits the records it finds instead of playing them."""
+    from agents.bench import run
+
+    # pairings are mirrored only between records of one clean commit; the checkout under test may be dirty
+    monkeypatch.setattr(run, "project_info", lambda: {"version": "test", "commit": "c0ffee", "dirty": False})
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_suite
+    finally:
+        sys.path.pop(0)
+    args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
+    assert bench_suite.main(args) == 0
+    out = capsys.readouterr().out
+    files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
+    assert files == ["beginner.json.gz", "expert.json.gz", "random.json.gz"]
+    records = {p.name: board.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
+    sources = [p["source"] for r in records.values() for p in r["pairs"]]
+    assert sources.count("played") == 3 and len(sources) == 6  # 3 pairings, each played once
+    assert out.count("mirrored from record") == 3
+    (b,) = board.leaderboard(tmp_path / "leaderboard.sqlite")
+    assert b.records == 3 and len(b.pairs) == 3 and all(p.deals == 2 for p in b.pairs)
+    assert bench_suite.main(args) == 0
+    again = capsys.readouterr().out
+    assert again.count("$ mauscheln bench submit") == 3 and "bench run" not in again
