@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
 from mauscheln_env.ruleargs import ArgumentParser
@@ -36,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args, rest = parser.parse_known_args(argv[:1])
     module = importlib.import_module(available[args.command][0])
-    return int(module.main(argv[1:]) or 0)
+    try:
+        return int(module.main(argv[1:]) or 0)
+    except BrokenPipeError:  # the reader went away (``mauscheln demo | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, as a shell reports a command cut off by a closed pipe
 
 
 def _importable(module: str) -> bool:
