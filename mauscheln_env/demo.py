@@ -16,14 +16,18 @@ from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_fr
 PROG = "mauscheln demo"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_rule_arguments(parser)
     parser.add_argument("--agents", nargs="+", default=["random"], metavar="SPEC",
                         help="one agent spec for every seat, or one per seat in seat order (default: random)")
     parser.add_argument("--deals", type=int, default=3, help="settled deals in the session (default: 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the agents (default: 0)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     from agents.base import agent_from_spec  # the agents build on this package, so they are imported late
     from agents.match import agent_seed
 

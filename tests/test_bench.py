@@ -6,6 +6,8 @@ import copy
 import json
 import multiprocessing
 import os
+import re
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -16,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.base import make_agent
 from agents.bench import board, cli, replay, suite
 from agents.bench.run import (
     AgentId,
@@ -29,7 +32,6 @@ from agents.bench.run import (
     run_bench,
     without_timing,
 )
-from agents.base import make_agent
 from agents.evaluate import Settings, evaluate_pair, game_order
 from mauscheln_env.config import RULESETS
 
@@ -585,3 +587,21 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
     assert bench_suite.main(args) == 0
     again = capsys.readouterr().out
     assert again.count("$ mauscheln bench submit") == 3 and "bench run" not in again
+
+
+def test_the_documented_commands_parse():
+    """Every ``mauscheln bench``, ``replay`` and ``demo`` line of the README and docs/benchmark.md is accepted by
+    its command's parser (nothing is run)."""
+    from agents.bench.replay import build_parser as replay_parser
+    from mauscheln_env.demo import build_parser as demo_parser
+
+    parsers = {"bench": cli.build_parser(), "replay": replay_parser(), "demo": demo_parser()}
+    seen = set()
+    for page in ("README.md", "docs/benchmark.md"):
+        for block in re.findall(r"```bash\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                words = shlex.split(line, comments=True)
+                if len(words) >= 2 and words[0] == "mauscheln" and words[1] in parsers:
+                    parsers[words[1]].parse_args(words[2:])
+                    seen.add(words[1] if words[1] != "bench" else f"bench {words[2]}")
+    assert {"bench run", "bench submit", "bench leaderboard", "bench report", "replay", "demo"} <= seen
