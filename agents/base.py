@@ -64,6 +64,9 @@ class Agent(abc.ABC):
     """
 
     name: ClassVar[str] = "agent"
+    reference: ClassVar[bool] = False
+    """Whether the agent belongs to the benchmark's reference field (``mauscheln bench run``) at every table it
+    :meth:`supports`: built by name with its default parameters, it needs no file and no extra package."""
     param_help: ClassVar[dict[str, str]] = {}
     """What a parameter allows, for the error message (default: from its annotation)."""
     plays_forced_blind: ClassVar[bool] = False
@@ -101,6 +104,12 @@ class Agent(abc.ABC):
             raise ValueError(f"seat={seat!r} is not allowed; allowed: 0..{game.n - 1}")
         self.game = game
         self.seat = int(seat)
+
+    def supports(self, game: Game) -> bool:
+        """Whether the agent plays ``game``'s table as itself rather than through a fallback (after
+        :meth:`setup` with that game). The benchmark's reference field holds the :attr:`reference` agents
+        that support its table, so an agent that learns a ruleset joins that ruleset's field by itself."""
+        return self.game is game
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal (or session). With ``seed``, reseed :attr:`rng`."""
@@ -140,6 +149,13 @@ class Agent(abc.ABC):
         if not changed:
             return self.name
         return f"{self.name}(" + ",".join(f"{k}={v}" for k, v in sorted(changed.items())) + ")"
+
+    def spec_text(self, always: tuple[str, ...] = ()) -> str:
+        """``name:key=value,...`` with the parameters that differ from their defaults (and those named in
+        ``always``), sorted: text that :func:`agent_from_spec` turns back into an equal agent."""
+        defaults = _defaults(type(self))
+        keep = {k: v for k, v in sorted(self.params.items()) if k in always or defaults.get(k, object()) != v}
+        return self.name + (":" + ",".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label()} seat={self.seat}>"
@@ -222,7 +238,12 @@ def _build(name: str, seed: int | None, params: dict[str, Any]) -> Agent:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise AgentError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; allowed: {_allowed(accepted)}")
-    return factory(seed=seed, **params)
+    try:
+        return factory(seed=seed, **params)
+    except MauschelnError:
+        raise
+    except ValueError as exc:  # an agent's own check of a parameter value (e.g. pimc's samples=0)
+        raise AgentError(f"agent {name!r}: {exc}") from exc
 
 
 def _allowed(accepted: Mapping[str, Any]) -> str:

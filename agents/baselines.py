@@ -42,6 +42,7 @@ class RandomAgent(Agent):
     """Uniformly random over the legal actions."""
 
     name = "random"
+    reference = True
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
         legal = legal_ids(action_mask)
@@ -53,6 +54,7 @@ class _ScriptedAgent(Agent):
 
     level: ClassVar[str] = ""
     plays_forced_blind: ClassVar[bool] = True  # act() returns the only legal action first thing
+    reference = True
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)

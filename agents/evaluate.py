@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, agent_from_spec, parse_agent_spec
-from agents.match import ROLE_KEYS, MatchRunner, agent_seed, make_deal
+from agents.match import ROLE_KEYS, FixedDeal, MatchRunner, series_deal
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
@@ -86,6 +86,9 @@ PER_DEAL_COLUMNS = {
 }
 """The columns of a pairing's ``per_deal`` rows in ``results.json``, in order, and what each holds."""
 Z95 = 1.959963984540054
+TIE_TOLERANCE = 1e-5
+"""A deal's advantage within this of 0 is a tie: float rounding (and the 6 decimals of ``results.json``) must
+not turn a tie into a win; a real advantage is at least 1 / (2 n (n - 1)) chips."""
 
 
 # ---------------------------------------------------------------------- statistics
@@ -137,10 +140,14 @@ class PairResult:
     seconds: float
     per_deal: np.ndarray | None = field(default=None, repr=False)
     """Per deal: [alone cand, alone base, field cand, field base] mean chips per seat-deal (:data:`PER_DEAL_COLUMNS`)."""
+    actions: list[list[list[int]]] | None = field(default=None, repr=False)
+    """With ``record=True``: per deal, the action ids of each of its ``2 n`` games, in the order of
+    :func:`game_order` (not part of :meth:`to_dict`; the benchmark stores them in its own format)."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("per_deal")
+        d.pop("actions")
         if self.per_deal is not None:
             d["per_deal_columns"] = list(PER_DEAL_COLUMNS)
             d["per_deal"] = np.round(self.per_deal, 6).tolist()
@@ -235,11 +242,25 @@ def _runner_for(settings: Settings) -> MatchRunner:
     return runner
 
 
-def play_block(settings: Settings, candidate: str, baseline: str, start: int, stop: int) -> dict[str, Any]:
+def game_order(n: int) -> list[tuple[str, int]]:
+    """The ``2 n`` games of a duplicate deal in the order they are played: ``(format, lone seat)``."""
+    return [(fmt, r) for fmt in FORMATS for r in range(n)]
+
+
+def lineup_of(fmt: str, lone: int, n: int) -> list[bool]:
+    """Which seats the candidate holds in the game ``(fmt, lone)``: only ``lone`` in format alone, all
+    but ``lone`` in format field."""
+    return [(s == lone) == (fmt == "alone") for s in range(n)]
+
+
+def play_block(settings: Settings, candidate: str, baseline: str, start: int, stop: int,
+               deals: Sequence[FixedDeal] | None = None, record: bool = False) -> dict[str, Any]:
     """Play duplicate deals ``start .. stop-1`` of one pairing in both formats.
 
-    Returns per-deal means ``[alone cand, alone base, field cand, field base]``
-    and the role counts of each agent.
+    ``deals`` are the :class:`~agents.match.FixedDeal` of those indices (an explicit deal list such as
+    a benchmark suite); None takes them from the series of ``settings.seed``
+    (:func:`agents.match.series_deal`). Returns per-deal means ``[alone cand, alone base, field cand,
+    field base]`` and the role counts of each agent; with ``record``, also every game's action ids.
     """
     runner = _runner_for(settings)
     game = runner.game
@@ -250,27 +271,34 @@ def play_block(settings: Settings, candidate: str, baseline: str, start: int, st
     per_deal = np.zeros((stop - start, 4), dtype=np.float64)
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
     games = 0
+    if deals is not None and len(deals) != stop - start:
+        raise ValueError(f"{len(deals)} deals for the indices {start}..{stop - 1}; allowed: one per index")
+    actions: list[list[list[int]]] | None = [] if record else None
     for i, d in enumerate(range(start, stop)):
-        dealer, spec = make_deal(game, settings.seed, d)
+        fixed = deals[i] if deals is not None else series_deal(game, settings.seed, d)
+        if actions is not None:
+            actions.append([])
         for f, fmt in enumerate(FORMATS):
             lone_sum = 0.0
             field_sum = 0.0
             for r in range(n):
-                lineup = []
-                for s in range(n):
-                    is_cand = (s == r) == (fmt == "alone")
-                    lineup.append(cands[s] if is_cand else bases[s])
+                holds = lineup_of(fmt, r, n)
+                lineup = [cands[s] if holds[s] else bases[s] for s in range(n)]
 
-                def seed_for(k: int, s: int, d: int = d, f: int = f, r: int = r, fmt: str = fmt) -> int:
+                def seed_for(k: int, s: int, fixed: FixedDeal = fixed, f: int = f, r: int = r, fmt: str = fmt) -> int:
                     if settings.crn:
-                        return agent_seed(settings.seed, d, k, s)
+                        return fixed.seed_for(k, s)
                     ident = 1 if (s == r) == (fmt == "alone") else 2
-                    return agent_seed(settings.seed, d, k, s, ident, f, r)
+                    return fixed.seed_for(k, s, ident, f, r)
 
+                moves: list[int] = []
                 rec = runner.play(
-                    lineup, dealer=dealer, deal=spec, session_seed=agent_seed(settings.seed, d, 7919),
+                    lineup, dealer=fixed.dealer, deal=fixed.spec, session_seed=fixed.session_seed,
                     chips=chips, pot=settings.pot, seed_for=seed_for,
+                    on_decision=(lambda *a, moves=moves: moves.append(int(a[5]))) if record else None,
                 )
+                if actions is not None:
+                    actions[-1].append(moves)
                 games += 1
                 lone_sum += rec.deltas[r]
                 field_sum += sum(rec.deltas) - rec.deltas[r]
@@ -284,7 +312,7 @@ def play_block(settings: Settings, candidate: str, baseline: str, start: int, st
                 per_deal[i, 0], per_deal[i, 1] = lone, fld
             else:
                 per_deal[i, 2], per_deal[i, 3] = fld, lone
-    return {"start": start, "per_deal": per_deal, "roles": roles, "games": games}
+    return {"start": start, "per_deal": per_deal, "roles": roles, "games": games, "actions": actions}
 
 
 def _play_block_task(args: tuple) -> dict[str, Any]:
@@ -332,8 +360,19 @@ class Progress:
 
 
 def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
-                  progress: bool = False, keep_per_deal: bool = True, label: str | None = None) -> PairResult:
-    """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``)."""
+                  progress: bool = False, keep_per_deal: bool = True, label: str | None = None,
+                  deals: Sequence[FixedDeal] | None = None, record: bool = False) -> PairResult:
+    """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``).
+
+    ``deals``: an explicit list of :class:`~agents.match.FixedDeal` (a benchmark suite) instead of the
+    series of ``settings.seed``; they are numbered from ``settings.start`` and ``settings.deals`` is
+    their count. ``record``: keep every game's action ids in :attr:`PairResult.actions`.
+    """
+    if deals is not None:
+        deals = list(deals)
+        if not deals or not all(isinstance(x, FixedDeal) for x in deals):
+            raise ValueError("deals must be a non-empty list of agents.match.FixedDeal")
+        settings = replace(settings, deals=len(deals))
     for spec in (candidate, baseline):
         parse_agent_spec(spec)
         agent_from_spec(spec)  # fail early on unknown names or parameters
@@ -346,8 +385,10 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     if block is None:
         block = max(1, min(200, total // (8 * workers) or 1))
     first = settings.start
-    tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block)) for s in range(0, total, block)]
+    tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block),
+              None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
     per_deal = np.zeros((total, 4))
+    actions: list[Any] = [None] * total
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
     games = 0
     bar = Progress(total, label or f"{candidate} vs {baseline}", progress)
@@ -357,6 +398,8 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
         nonlocal games
         s = out["start"] - first
         per_deal[s:s + len(out["per_deal"])] = out["per_deal"]
+        if out["actions"] is not None:
+            actions[s:s + len(out["actions"])] = out["actions"]
         for who in roles:
             for k, v in out["roles"][who].items():
                 roles[who][k] = roles[who].get(k, 0) + v
@@ -374,7 +417,10 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
-    return summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
+    result = summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
+    if record:
+        result.actions = actions
+    return result
 
 
 def _pool_context() -> Any:
@@ -433,9 +479,9 @@ def summarize(candidate: str, baseline: str, per_deal: np.ndarray, roles: dict, 
         advantage_by_format={"alone": Estimate.of(adv_alone), "field": Estimate.of(adv_field)},
         candidate_chips={"alone": Estimate.of(per_deal[:, 0]), "field": Estimate.of(per_deal[:, 2])},
         baseline_chips={"alone": Estimate.of(per_deal[:, 3]), "field": Estimate.of(per_deal[:, 1])},
-        wins=int((adv > 0).sum()),
-        losses=int((adv < 0).sum()),
-        ties=int((adv == 0).sum()),
+        wins=int((adv > TIE_TOLERANCE).sum()),
+        losses=int((adv < -TIE_TOLERANCE).sum()),
+        ties=int((np.abs(adv) <= TIE_TOLERANCE).sum()),
         roles=roles,
         games=games,
         seconds=seconds,
@@ -495,6 +541,36 @@ def bradley_terry(agents: Sequence[str], pairs: Iterable[PairResult], prior: flo
     elo = 400.0 * np.log10(strength)
     elo -= elo.mean()
     return {a: float(elo[idx[a]]) for a in agents}
+
+
+def bradley_terry_intervals(agents: Sequence[str], pairs: Iterable[PairResult], ratings: dict[str, float],
+                            prior: float = 0.5) -> dict[str, tuple[float, float]]:
+    """95 % intervals of :func:`bradley_terry` ratings (Elo points): the normal approximation from the
+    Fisher information of the fit at ``ratings``, with the same prior and the same centring (the mean
+    rating is 0). Deals count as independent games; an agent linked to no other gets ``(-inf, inf)``."""
+    idx = {a: i for i, a in enumerate(agents)}
+    k = len(agents)
+    games = np.zeros((k, k))
+    for p in pairs:
+        i, j = idx[p.candidate], idx[p.baseline]
+        if i != j:
+            games[i, j] += p.wins + p.losses + p.ties + 2 * prior
+            games[j, i] = games[i, j]
+    scale = 400.0 / math.log(10.0)
+    theta = np.array([ratings[a] for a in agents]) / scale
+    p_win = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+    info = games * p_win * p_win.T
+    hessian = np.diag(info.sum(axis=1)) - info
+    cov = np.linalg.pinv(hessian)  # the pseudo-inverse: the covariance of the centred strengths
+    out = {}
+    linked = games.sum(axis=1) > 0
+    for a, i in idx.items():
+        if not linked[i] or k < 2:
+            out[a] = (float("-inf"), float("inf"))
+            continue
+        half = Z95 * scale * math.sqrt(max(float(cov[i, i]), 0.0))
+        out[a] = (ratings[a] - half, ratings[a] + half)
+    return out
 
 
 def crosstable_markdown(agents: Sequence[str], pairs: Sequence[PairResult], ratings: dict[str, float]) -> str:

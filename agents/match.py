@@ -62,6 +62,37 @@ def make_deal(game: Game, seed: int, index: int) -> tuple[int, DealSpec]:
     return dealer, game.deal_from_deck(order, dealer)
 
 
+SESSION_KEY = 7919
+"""The key that turns a series seed and a deal index into the session seed: ``agent_seed(seed, d, SESSION_KEY)``."""
+
+
+@dataclass(frozen=True)
+class FixedDeal:
+    """One duplicate deal with everything that makes its games reproducible.
+
+    ``spec`` is the first deal in full and ``dealer`` deals it; ``session_seed`` seeds the session's
+    generator, from which the engine draws every later shuffle (a redeal after a throw-in, a reshuffled
+    stock, the next deal of a multi-deal session); before deal ``k`` of the session the agent at seat
+    ``s`` is reset with ``agent_seed(*agent_key, k, s)`` (common random numbers).
+    """
+
+    dealer: int
+    spec: DealSpec
+    session_seed: int
+    agent_key: tuple[int, ...]
+
+    def seed_for(self, k: int, seat: int, *extra: int) -> int:
+        """The seed of the agent at ``seat`` before deal ``k`` of the session (``extra`` keys: no CRN)."""
+        return agent_seed(*self.agent_key, k, seat, *extra)
+
+
+def series_deal(game: Game, seed: int, index: int) -> FixedDeal:
+    """Deal ``index`` of the duplicate series ``seed``: :func:`make_deal`, the session seed
+    ``agent_seed(seed, index, SESSION_KEY)`` and the agent key ``(seed, index)``."""
+    dealer, spec = make_deal(game, seed, index)
+    return FixedDeal(dealer, spec, agent_seed(seed, index, SESSION_KEY), (int(seed), int(index)))
+
+
 def deal_to_codes(game: Game, dealer: int, spec: DealSpec) -> dict:
     """A deal as plain data (the env's reset option ``deal`` plus the dealer)."""
     codes = game.deck.codes

@@ -195,6 +195,7 @@ class PIMCAgent(Agent):
     """Determinized search; see the module docstring."""
 
     name = "pimc"
+    reference = True
 
     def __init__(
         self,
@@ -366,6 +367,10 @@ class PIMCAgent(Agent):
     def determinizes(self) -> bool:
         """Whether the search can determinize this table (every ruleset and option set; see the module docstring)."""
         return self._supported
+
+    def supports(self, game: Game) -> bool:
+        """The search plays only the tables it can determinize; elsewhere it is its expert fallback."""
+        return super().supports(game) and self.determinizes
 
     def determinize(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> State:
         """One engine state at this decision whose hidden cards are drawn from the agent's belief.

@@ -1,24 +1,29 @@
 """The ``mauscheln`` command: one entry point, one subcommand per job.
 
-``mauscheln demo`` plays and renders a short session between random agents;
+``mauscheln demo`` plays and renders a short session between any agents;
 ``mauscheln train`` trains a policy by self-play; ``mauscheln eval`` runs
-duplicate-deal evaluations; ``mauscheln play`` sits a human at the table.
+duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
+``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
+leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
 from mauscheln_env.ruleargs import ArgumentParser
 
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
-    "demo": ("mauscheln_env.demo", "Play and render a short session between random agents."),
+    "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
+    "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
     "eval": ("agents.suite", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
                              "the cross-table of every ruleset."),
     "play": ("agents.play", "Play against the bots in a terminal."),
+    "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }
 
@@ -33,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args, rest = parser.parse_known_args(argv[:1])
     module = importlib.import_module(available[args.command][0])
-    return int(module.main(argv[1:]) or 0)
+    try:
+        return int(module.main(argv[1:]) or 0)
+    except BrokenPipeError:  # the reader went away (``mauscheln demo | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, as a shell reports a command cut off by a closed pipe
 
 
 def _importable(module: str) -> bool:

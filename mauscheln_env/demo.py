@@ -1,8 +1,13 @@
-"""``mauscheln demo``: a short session between random agents, rendered as text."""
+"""``mauscheln demo``: a short session between any agents, rendered as text.
+
+``--agents`` takes one agent spec for every seat or one per seat in seat order
+(``random``, ``beginner``, ``expert``, ``pimc:samples=8``,
+``learned:checkpoint=mauscheln4``, ...; default ``random``). The table is shown
+after every decision as the environment renders it (the acting seat's hand
+only), each deal's settlement line by line.
+"""
 
 from __future__ import annotations
-
-import numpy as np
 
 import mauscheln_env
 from mauscheln_env.errors import MauschelnError
@@ -11,40 +16,65 @@ from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_fr
 PROG = "mauscheln demo"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog=PROG, description=__doc__)
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_rule_arguments(parser)
+    parser.add_argument("--agents", nargs="+", default=["random"], metavar="SPEC",
+                        help="one agent spec for every seat, or one per seat in seat order (default: random)")
     parser.add_argument("--deals", type=int, default=3, help="settled deals in the session (default: 3)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the random agents (default: 0)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle and the agents (default: 0)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from agents.base import agent_from_spec  # the agents build on this package, so they are imported late
+    from agents.match import agent_seed
+
     try:
         if args.deals < 1 or args.seed < 0:
             bad = f"--deals {args.deals}" if args.deals < 1 else f"--seed {args.seed}"
             raise MauschelnError(f"{bad} is not allowed; allowed: a whole number >= {1 if args.deals < 1 else 0}")
         config = config_from_namespace(args, max_deals=(args.deals, "--deals"))
+        n = config.num_players
+        specs = list(args.agents) * n if len(args.agents) == 1 else list(args.agents)
+        if len(specs) != n:
+            raise MauschelnError(f"--agents takes one spec or {n} (one per seat), got {len(args.agents)}")
+        options = dict(config.options)
+        env = mauscheln_env.env(ruleset=config.ruleset, num_players=n, render_mode="ansi", **options)
+        game = env.unwrapped.game
+        agents = [agent_from_spec(spec, seed=args.seed) for spec in specs]
+        for seat, agent in enumerate(agents):
+            agent.setup(game, seat)  # a policy made for another table fails here
     except MauschelnError as exc:
         return report(PROG, exc)
-    options = dict(config.options)
-    env = mauscheln_env.env(ruleset=config.ruleset, num_players=config.num_players, render_mode="ansi", **options)
     env.reset(seed=args.seed)
-    rng = np.random.default_rng(args.seed)
+    deal_no = 0
+    for seat, agent in enumerate(agents):
+        agent.reset(agent_seed(args.seed, deal_no, seat))
     totals = dict.fromkeys(env.possible_agents, 0.0)
+    print("at the table: " + ", ".join(f"seat {s} {a.label()}" for s, a in enumerate(agents)))
     print(env.render())
-    for agent in env.agent_iter():
+    for name in env.agent_iter():
         obs, reward, termination, truncation, info = env.last()
-        totals[agent] += reward
+        totals[name] += reward
         if termination or truncation:
             env.step(None)
             continue
-        legal = np.flatnonzero(obs["action_mask"])
-        action = int(rng.choice(legal))
-        print(f"\n{agent} plays {env.unwrapped.action_to_str(action)}")
+        seat = env.possible_agents.index(name)
+        action = agents[seat].act(obs["observation"], obs["action_mask"], info)
+        settled = env.unwrapped.engine_state.session.deals_started
+        print(f"\n{name} ({agents[seat].label()}) plays {env.unwrapped.action_to_str(action)}")
         env.step(action)
         if env.agents:
             print(env.render())
+            if env.unwrapped.engine_state.session.deals_started != settled:
+                deal_no += 1
+                for s, agent in enumerate(agents):
+                    agent.reset(agent_seed(args.seed, deal_no, s))
     print("\nsession rewards (chips won or lost; in muschka, points shed):")
-    for agent, total in totals.items():
-        print(f"  {agent}: {total:+.0f}")
+    for name, total in totals.items():
+        print(f"  {name}: {total:+.0f}")
     return 0
 
 

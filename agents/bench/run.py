@@ -1,0 +1,383 @@
+"""``mauscheln bench run``: one agent against the reference field of a table, on the suite's deals.
+
+The reference field of a table (:func:`reference_field`) is discovered, not
+listed: every agent of the static registry (:data:`agents.base.AGENTS`, in its
+order) whose class is marked :attr:`~agents.base.Agent.reference` and that
+:meth:`~agents.base.Agent.supports` the table (plays it as itself, not through
+a fallback), built by name with its default parameters; then every shipped
+policy (``agents/policies/*.safetensors``) trained for exactly that table
+(``learned:checkpoint=<name>``). Today that is ``random``, ``beginner`` and
+``expert`` everywhere, ``pimc`` where its search determinizes the table, and
+the shipped policies; an agent that learns a ruleset, or a policy shipped
+later, joins that table's field by itself.
+
+Every pairing is a duplicate evaluation (:func:`agents.evaluate.evaluate_pair`)
+on the suite's fixed deals (both formats, common random numbers, 95 %
+intervals over deals). The result record (:func:`run_bench`, a JSON file)
+holds the agent's spec and checkpoint hash, the deal set's suite, table and
+content hash, the field, the project version and git commit, the machine,
+the date, the wall time, every per-pairing figure with its per-deal values,
+and the action ids of the games of the first ``replays`` deals of every
+pairing (``mauscheln replay`` and the report's viewer replay them).
+
+Pairings can be cut short for a slow opponent (``--cap pimc=100``: the first
+100 deals of the suite) and can be taken from an earlier record of the
+opponent (``--reuse``): with common random numbers, the games of candidate A
+against baseline B are exactly the games of B against A with the formats
+swapped, so a pairing measured by the same code on the same deals is mirrored
+instead of played again (the record says so in the pairing's ``source``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import mauscheln_env
+from agents.base import AGENTS, Agent, agent_class, agent_from_spec, make_agent
+from agents.bench.suite import DealSet, DealSetError, check_suite, find_table, load_deal_set
+from agents.evaluate import FORMATS, PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
+from mauscheln_env.engine import Game
+from mauscheln_env.errors import MauschelnError
+from mauscheln_env.files import atomic_write, atomic_write_text
+from mauscheln_env.ruleargs import options_of
+
+RESULT_FORMAT = "mauscheln-bench-result-v1"
+CHECKPOINT_PARAMS = ("checkpoint", "model")
+"""Agent parameters that name a file of weights: always part of the spec, and hashed into the record."""
+TIMING = ("date", "wall_seconds", "machine", "command", "workers")
+"""Top-level fields of a result record that say how and when it was made, not what was measured
+(with each pairing's ``seconds``): two runs of the same agent on the same deals differ only there."""
+REPLAYS = 10
+
+
+class BenchError(MauschelnError):
+    """A bench run that cannot be done as asked (an unknown opponent, a pairing that cannot be reused, ...)."""
+
+
+# ---------------------------------------------------------------------- agents
+@dataclass(frozen=True)
+class AgentId:
+    """An agent as the leaderboard knows it: its canonical spec and the hash of its checkpoint, if any."""
+
+    spec: str
+    checkpoint: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``spec``, with ``#`` and 12 hex digits of the checkpoint hash when there is one."""
+        return self.spec if not self.checkpoint else f"{self.spec}#{self.checkpoint.split(':')[-1][:12]}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "checkpoint": self.checkpoint}
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def checkpoint_hash(agent: Agent) -> str | None:
+    """SHA-256 of the weights an agent plays, if it plays a file (a learned policy, an SB3 model)."""
+    learned = sys.modules.get("agents.learned")
+    if learned is not None and isinstance(agent, learned.LearnedAgent):
+        return file_sha256(learned.resolve_checkpoint(agent.params["checkpoint"]))
+    for key in CHECKPOINT_PARAMS:
+        value = agent.params.get(key)
+        if isinstance(value, str) and Path(value).is_file():
+            return file_sha256(value)
+    return None
+
+
+def identify(spec: str | Agent) -> AgentId:
+    """The :class:`AgentId` of an agent spec (built once to read its parameters and checkpoint)."""
+    agent = agent_from_spec(spec) if isinstance(spec, str) else spec
+    return AgentId(agent.spec_text(always=CHECKPOINT_PARAMS), checkpoint_hash(agent))
+
+
+def shipped_policies_for(game: Game) -> list[str]:
+    """The shipped policies trained for exactly the game ``game`` plays (empty when torch is missing)."""
+    try:
+        from agents.learned import CheckpointError, available_policies, check_compatible, read_policy
+    except ImportError:
+        return []
+    names = []
+    for name in available_policies():
+        try:
+            _, layout, _ = read_policy(name)
+            check_compatible(layout, game, name)
+        except CheckpointError:
+            continue
+        names.append(name)
+    return names
+
+
+def reference_agents(game: Game) -> list[str]:
+    """The registry names of the :attr:`~agents.base.Agent.reference` agents that support ``game``'s table, in
+    registry order (an agent whose module cannot be imported here, or that refuses the table, is left out)."""
+    names = []
+    for name in AGENTS:
+        try:
+            if not getattr(agent_class(name), "reference", False):
+                continue
+            agent = make_agent(name, seed=0)
+            agent.setup(game, 0)
+        except (MauschelnError, ValueError):
+            continue
+        if agent.supports(game):
+            names.append(name)
+    return names
+
+
+def reference_field(deal_set: DealSet) -> list[str]:
+    """The field of a table: :func:`reference_agents`, then ``learned:checkpoint=<name>`` for every shipped
+    policy of it."""
+    game = deal_set.game
+    return [*reference_agents(game), *(f"learned:checkpoint={name}" for name in shipped_policies_for(game))]
+
+
+# ---------------------------------------------------------------------- provenance
+def project_info() -> dict[str, Any]:
+    """The project's version and, in a git checkout, the commit and whether tracked files differ from it."""
+    root = Path(__file__).resolve().parents[2]
+    info: dict[str, Any] = {"version": mauscheln_env.__version__, "commit": None, "dirty": None}
+    if not (root / ".git").exists():
+        return info
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=30, check=True).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return info
+    info.update(commit=commit or None, dirty=bool(status.strip()))
+    return info
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
+            "cpus": os.cpu_count(), "numpy": np.__version__}
+    if "torch" in sys.modules:
+        info["torch"] = sys.modules["torch"].__version__
+    return info
+
+
+# ---------------------------------------------------------------------- replays in a record
+def encode_game(actions: Sequence[int]) -> str:
+    """A game's action ids as text: two hex digits each."""
+    return "".join(f"{a:02x}" for a in actions)
+
+
+def decode_game(text: str) -> list[int]:
+    if not isinstance(text, str) or len(text) % 2 or any(c not in "0123456789abcdef" for c in text):
+        raise ValueError(f"{text[:40]!r} is not a game's actions (two hex digits per action)")
+    return [int(text[i:i + 2], 16) for i in range(0, len(text), 2)]
+
+
+def mirror_pair(p: PairResult, candidate: str, baseline: str) -> PairResult:
+    """The pairing ``baseline`` vs ``candidate`` of ``p`` seen from the other side: the same games, the formats
+    swapped (exact with common random numbers)."""
+    if p.per_deal is None:
+        raise BenchError("a pairing without per-deal values cannot be mirrored")
+    per_deal = p.per_deal[:, ::-1].copy()
+    roles = {"candidate": dict(p.roles["baseline"]), "baseline": dict(p.roles["candidate"])}
+    out = summarize(candidate, baseline, per_deal, roles, p.games, 0.0)
+    if p.actions is not None:
+        half = len(p.actions[0]) // 2 if p.actions else 0
+        out.actions = [games[half:] + games[:half] for games in p.actions]
+    return out
+
+
+# ---------------------------------------------------------------------- the run
+def settings_for(deal_set: DealSet, deals: int) -> Settings:
+    """The evaluation settings of a table (its rules, single deals, empty pot, CRN)."""
+    config = deal_set.config
+    settings = Settings(ruleset=deal_set.ruleset, players=deal_set.players, deals=deals, seed=deal_set.seed,
+                        start=0, session_deals=1, pot=0, crn=True,
+                        rule_options=tuple(sorted(options_of(config).items())))
+    if settings.config() != config:
+        raise DealSetError(f"{deal_set.table}: the deal set's rules do not build the same table here")
+    return settings
+
+
+def pair_record(p: PairResult, opponent: AgentId, replays: int, source: Any) -> dict[str, Any]:
+    d = p.to_dict()
+    d["opponent"] = opponent.to_dict()
+    d["first_deal"] = 0
+    d["source"] = source
+    games = p.actions or []
+    d["replays"] = [[encode_game(g) for g in deal] for deal in games[:replays]]
+    return d
+
+
+def snap_per_deal(values: Any, players: int) -> np.ndarray:
+    """Per-deal means as stored (6 decimals) back to the exact values the run computed: chips are whole, so
+    each mean is a multiple of 1 / (n (n - 1)), and the nearest such multiple is the float the run had."""
+    m = players * (players - 1)
+    return np.round(np.asarray(values, dtype=np.float64) * m) / m
+
+
+def pair_from_record(d: Mapping[str, Any], players: int) -> PairResult:
+    """A record's pairing as a :class:`PairResult` (the per-deal values snapped exact, the summary
+    recomputed from them), with the action ids of its recorded games."""
+    p = PairResult.from_dict(dict(d))
+    exact = summarize(p.candidate, p.baseline, snap_per_deal(p.per_deal, players), p.roles, p.games, p.seconds)
+    exact.actions = [[decode_game(g) for g in deal] for deal in d.get("replays") or []]
+    return exact
+
+
+def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: AgentId, deal_set: DealSet,
+                  deals: int, project: Mapping[str, Any]) -> tuple[PairResult, str] | None:
+    """A pairing ``opponent`` vs ``me`` over the first ``deals`` deals in one of ``records``, measured by the
+    same clean commit on the same deal set: ``(pairing, record digest)``, else None."""
+    for rec in records:
+        if (rec["agent"].get("spec"), rec["agent"].get("checkpoint")) != (opponent.spec, opponent.checkpoint):
+            continue
+        if rec["suite"].get("hash") != deal_set.hash or rec["suite"].get("table") != deal_set.table:
+            continue
+        theirs = rec.get("project") or {}
+        if not project.get("commit") or theirs.get("commit") != project["commit"] or project.get("dirty") \
+                or theirs.get("dirty"):
+            continue
+        for d in rec["pairs"]:
+            o = d.get("opponent") or {}
+            if (o.get("spec"), o.get("checkpoint")) == (me.spec, me.checkpoint) and d.get("first_deal") == 0 \
+                    and d.get("deals") == deals:
+                return pair_from_record(d, deal_set.players), record_digest(rec)
+    return None
+
+
+def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = None, exclude: Sequence[str] = (),
+              deals: int | None = None, caps: Mapping[str, int] | None = None, workers: int = 1,
+              replays: int = REPLAYS, reuse: Sequence[Mapping[str, Any]] = (), progress: bool = False,
+              command: str = "", log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Play ``agent`` against the field of ``deal_set``'s table on its deals; the result record.
+
+    ``field``: the opponents (default :func:`reference_field`); ``exclude``: opponents left out; ``deals``:
+    the first so many deals of the suite (default all); ``caps``: fewer deals against some opponents
+    (``{"pimc": 100}``); ``replays``: how many deals' games to keep for replays; ``reuse``: earlier records
+    whose pairings may be mirrored (:func:`find_reusable`).
+    """
+    t0 = time.perf_counter()
+    log = log or (lambda _text: None)
+    total = len(deal_set)
+    deals = total if deals is None else deals
+    for name, value, low in (("deals", deals, 1), ("workers", workers, 1), ("replays", replays, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise BenchError(f"{name}={value!r} is not allowed; allowed: a whole number >= {low}")
+    if deals > total:
+        raise BenchError(f"deals={deals} is not allowed; the {deal_set.suite} deal set of {deal_set.table} holds "
+                         f"{total} deals")
+    game = deal_set.game
+    me_agent = agent_from_spec(agent)
+    me_agent.setup(game, 0)  # a policy made for another table fails here
+    me = identify(me_agent)
+    specs = list(field) if field is not None else reference_field(deal_set)
+    ids = {}
+    for spec in specs:
+        opp = agent_from_spec(spec)
+        opp.setup(game, 0)
+        ids[spec] = identify(opp)
+    drop = {identify(x).key for x in exclude}
+    unknown_caps = sorted(set(caps or {}) - {ids[s].spec for s in specs} - set(specs))
+    if unknown_caps:
+        raise BenchError(f"--cap names {', '.join(unknown_caps)}, not in the field; allowed: "
+                         f"{', '.join(ids[s].spec for s in specs)}")
+    opponents = []
+    for spec in specs:
+        oid = ids[spec]
+        if oid.key == me.key or oid.key in drop or any(oid.key == o.key for _, o in opponents):
+            continue
+        opponents.append((spec, oid))
+    if not opponents:
+        raise BenchError("no opponent left in the field; allowed: a field with an agent other than the candidate")
+    project = project_info()
+    pairs = []
+    for spec, oid in opponents:
+        n = deals
+        for key in (spec, oid.spec):
+            if caps and key in caps:
+                n = min(n, int(caps[key]))
+        found = find_reusable(reuse, me, oid, deal_set, n, project)
+        if found is not None:
+            theirs, digest = found
+            p = mirror_pair(theirs, me.spec, oid.spec)
+            pairs.append(pair_record(p, oid, replays, {"mirrored_from": digest}))
+            log(f"{me.key} vs {oid.key}: {n} deals mirrored from record {digest[7:19]}")
+            continue
+        p = evaluate_pair(me.spec, oid.spec, settings_for(deal_set, n), workers=workers, progress=progress,
+                          deals=deal_set.deals[:n], record=replays > 0,
+                          label=f"{me.key} vs {oid.key}")
+        if replays and p.actions is not None:
+            p.actions = p.actions[:replays]
+        pairs.append(pair_record(p, oid, replays, "played"))
+        log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s")
+    return {
+        "format": RESULT_FORMAT,
+        "agent": {**me.to_dict(), "key": me.key},
+        "suite": deal_set.describe(),
+        "field": [ids[s].to_dict() for s in specs],
+        "settings": {"formats": list(FORMATS), "crn": True, "session_deals": 1, "pot": 0, "replays": replays,
+                     "per_deal_columns": list(PER_DEAL_COLUMNS), "rules": deal_set.config.to_dict()},
+        "project": project,
+        "machine": machine_info(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(time.perf_counter() - t0, 3),
+        "workers": workers,
+        "command": command,
+        "pairs": pairs,
+    }
+
+
+def record_digest(record: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of a record's canonical JSON: the record's identity in the leaderboard."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def without_timing(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record less its :data:`TIMING` fields and each pairing's ``seconds``: what two runs must share."""
+    out = {k: v for k, v in record.items() if k not in TIMING}
+    out["pairs"] = [{k: v for k, v in p.items() if k != "seconds"} for p in record.get("pairs", [])]
+    return out
+
+
+def write_record(record: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a record as JSON, gzip-compressed when ``path`` ends in ``.gz`` (no timestamp in the gzip header,
+    so the same record gives the same bytes)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=1) + "\n"
+    if path.suffix == ".gz":
+        data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+        return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+    return atomic_write_text(path, text)
+
+
+def deal_set_for(suite: str, ruleset: str, players: int | None) -> DealSet:
+    check_suite(suite)
+    return load_deal_set(suite, find_table(suite, ruleset, players))

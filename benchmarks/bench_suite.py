@@ -1,0 +1,83 @@
+"""Run the reference field of every table of a suite through ``mauscheln bench run`` and submit the records.
+
+This is how the leaderboard in the README was made (the records are in ``benchmarks/results/v1``)::
+
+    nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out benchmarks/results/v1
+
+First, at every table, every agent of the field but ``pimc`` runs against the field without ``pimc``
+(``--exclude pimc``) on the first ``DEALS[table]`` deals (default: the whole suite), with ``--reuse`` of
+the records made before it at that table, so that each pairing is played once (the other side's record
+mirrors it: with common random numbers A against B are the same games as B against A). Then ``pimc``
+runs against the whole field on the first ``PIMC_DEALS[table]`` deals (it is slow), at the tables whose
+field it joins. Every command is printed before it runs; a record that exists already is submitted again
+(a no-op) instead of played again, so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
+and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from agents.bench import cli
+from agents.bench.run import reference_field
+from agents.bench.suite import load_deal_set, tables_of
+
+SLOW = "pimc"
+DEALS = {"mauscheln_5p": 500, "mauscheln_6p": 500, "mauscheln_7p": 500}
+"""Deals per pairing where the whole suite would take too long on this project's busy 2-core machine (the
+scripted agents take about 0.03-0.08 s per deal and pairing at 4 players, 0.18 s at 7, one worker); elsewhere
+the whole suite (1,000 deals)."""
+PIMC_DEALS = {"mauscheln_3p": 20, "mauscheln_4p": 20, "mauscheln_5p": 8, "mauscheln_6p": 6, "mauscheln_7p": 4}
+"""Deals against pimc, which is slow (one worker: about 2.6 s per deal and opponent at 3 players, 5.9 s at 4,
+36 s at 7); pimc plays at the tables whose field it joins (those it determinizes), on PIMC_DEFAULT deals at a
+table not listed."""
+PIMC_DEFAULT = 20
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--suite", default="v1")
+    p.add_argument("--out", type=Path, default=Path("bench-results/v1"))
+    p.add_argument("--db", type=Path, default=None, help="default: OUT/leaderboard.sqlite")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--deals", type=int, default=None, help="deals per pairing (default: the whole suite)")
+    p.add_argument("--tables", nargs="+", default=None)
+    args = p.parse_args(argv)
+    db = args.db or args.out / "leaderboard.sqlite"
+    tables = args.tables or tables_of(args.suite)
+    done: dict[str, list[Path]] = {t: [] for t in tables}
+    fields = {t: reference_field(load_deal_set(args.suite, t)) for t in tables}
+    plan = [(t, spec) for t in tables for spec in fields[t] if spec != SLOW]
+    plan += [(t, SLOW) for t in sorted(tables, key=lambda t: t in PIMC_DEALS) if SLOW in fields[t]]
+    for table, agent in plan:
+        deal_set = load_deal_set(args.suite, table)
+        slug = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in agent)
+        out = args.out / table / f"{slug}.json.gz"
+        if out.exists():
+            command = ["submit", str(out), "--db", str(db)]
+        else:
+            command = ["run", agent, "--suite", args.suite, "--ruleset", deal_set.ruleset, "--players",
+                       str(deal_set.players), "--workers", str(args.workers), "--out", str(out), "--submit",
+                       "--db", str(db), "--no-progress"]
+            deals = args.deals if args.deals is not None else DEALS.get(table)
+            if agent == SLOW:
+                deals = min(PIMC_DEALS.get(table, PIMC_DEFAULT), deals or len(deal_set))
+            elif SLOW in fields[table]:
+                command += ["--exclude", SLOW]
+            if deals is not None:
+                command += ["--deals", str(deals)]
+            if done[table]:
+                command += ["--reuse", *map(str, done[table])]
+        print("$ mauscheln bench " + " ".join(shlex.quote(c) for c in command), flush=True)
+        code = cli.main(command)
+        if code:
+            return code
+        done[table].append(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,607 @@
+"""The standard benchmark: deal sets, bench run, the leaderboard database, replays, the report, demo."""
+
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing
+import os
+import re
+import shlex
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import make_agent
+from agents.bench import board, cli, replay, suite
+from agents.bench.run import (
+    AgentId,
+    BenchError,
+    find_reusable,
+    mirror_pair,
+    pair_from_record,
+    record_digest,
+    reference_agents,
+    reference_field,
+    run_bench,
+    without_timing,
+)
+from agents.evaluate import Settings, evaluate_pair, game_order
+from mauscheln_env.config import RULESETS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def ds4():
+    return suite.load_deal_set("v1", "mauscheln_4p")
+
+
+@pytest.fixture(scope="module")
+def record(ds4):
+    """random against beginner and expert on the first 3 deals of mauscheln_4p, 2 deals' games kept."""
+    return run_bench("random", ds4, field=["beginner", "expert"], deals=3, replays=2)
+
+
+def _copy_decks(tmp_path: Path) -> Path:
+    folder = tmp_path / "v1"
+    shutil.copytree(suite.DECKS / "v1", folder)
+    return folder
+
+
+# ---------------------------------------------------------------------- deal sets
+def test_every_ruleset_ships_a_v1_deal_set_with_a_pinned_hash():
+    tables = suite.tables_of("v1")
+    assert tables == [t for t, _, _ in suite.suite_tables()]
+    assert {suite.load_deal_set("v1", t).ruleset for t in tables} == set(RULESETS)
+    assert [t for t in tables if t.startswith("mauscheln_") and not t.startswith("mauscheln_classic")] == [
+        f"mauscheln_{n}p" for n in (3, 4, 5, 6, 7)]
+    for t in tables:
+        ds = suite.load_deal_set("v1", t)
+        assert len(ds) == suite.SUITES["v1"] and ds.hash == suite.pinned_hashes("v1")[t]
+        assert ds.hash == suite.content_hash(json.loads(ds.path.read_text(encoding="utf-8")))
+        assert ds.config.max_deals == 1 and ds.game.n == ds.players
+
+
+def test_the_documented_command_regenerates_the_stored_deals():
+    """The first deals of every table, made again by the generator, are the stored rows: a change of the
+    deck, the deal pattern, the seeds or of how the engine plays (the check column) shows here."""
+    for table, ruleset, players in suite.suite_tables():
+        stored = json.loads((suite.DECKS / "v1" / f"{table}.json").read_text(encoding="utf-8"))
+        again = suite.generate("v1", table, ruleset, players, deals=12)
+        assert {k: v for k, v in again.items() if k != "deals"} == {k: v for k, v in stored.items() if k != "deals"}
+        assert again["deals"] == stored["deals"][:12], table
+
+
+def test_stored_deals_replay_to_their_checks():
+    """A fixed policy replays stored deals (throw-ins, redeals and reshuffles drawn from the session seed)
+    to the stored digests."""
+    for table in suite.tables_of("v1"):
+        ds = suite.load_deal_set("v1", table)
+        assert suite.verify_checks(ds, list(range(0, len(ds), 97))) == [], table
+
+
+@pytest.mark.slow
+def test_every_stored_deal_replays_to_its_check():
+    for table in suite.tables_of("v1"):
+        assert suite.verify_checks(suite.load_deal_set("v1", table)) == [], table
+
+
+def test_a_changed_engine_is_caught_by_the_checks(ds4, monkeypatch):
+    """If the engine drew one more random number per shuffle, the checks of deals with a redeal would fail."""
+    from mauscheln_env import engine
+
+    real = engine.Game.deal_cards
+
+    def shifted(self, state, deal):
+        if deal is None:
+            state.rng.permutation(3)
+        return real(self, state, deal)
+
+    monkeypatch.setattr(engine.Game, "deal_cards", shifted)
+    assert suite.verify_checks(ds4, range(60))
+
+
+def test_a_tampered_deal_set_is_refused(tmp_path):
+    folder = _copy_decks(tmp_path)
+    path = folder / "mouche_4p.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    hands = data["deals"][5][3]
+    hands[0], hands[1] = hands[1], hands[0]  # two seats swap hands: still a valid deal, but not the suite's
+    path.write_text(suite.dump(data), encoding="utf-8")
+    with pytest.raises(suite.DealSetError, match="content hash .* pins"):
+        suite.load_deal_set("v1", "mouche_4p", folder)
+    assert suite.load_deal_set("v1", "muschka_4p", folder).hash == suite.pinned_hashes("v1")["muschka_4p"]
+    # a file re-hashed by hand still is not the suite: a record made on it is refused by the leaderboard
+    pinned = json.loads((folder / suite.HASHES).read_text())
+    pinned["mouche_4p"] = suite.content_hash(data)
+    (folder / suite.HASHES).write_text(json.dumps(pinned))
+    other = suite.load_deal_set("v1", "mouche_4p", folder)
+    rec = run_bench("random", other, field=["expert"], deals=1, replays=0)
+    with pytest.raises(board.ResultRecordError, match="deal-set hash"):
+        board.check_record(rec)
+
+
+def test_a_damaged_deal_set_names_what_is_wrong(tmp_path):
+    folder = _copy_decks(tmp_path)
+    (folder / "mousel_4p.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(suite.DealSetError, match="cannot be read as JSON"):
+        suite.load_deal_set("v1", "mousel_4p", folder)
+    (folder / "mousel_4p.json").unlink()
+    with pytest.raises(suite.DealSetError, match="has no table"):
+        suite.load_deal_set("v1", "mousel_4p", folder)
+    with pytest.raises(suite.DealSetError, match="unknown suite"):
+        suite.load_deal_set("v0", "mousel_4p")
+    with pytest.raises(suite.DealSetError, match="allowed: 3, 4, 5, 6, 7 players"):
+        suite.find_table("v1", "mauscheln", 8)
+
+
+# ---------------------------------------------------------------------- bench run
+def test_the_field_is_the_reference_agents_that_support_the_table_and_its_policies(monkeypatch):
+    four = reference_field(suite.load_deal_set("v1", "mauscheln_4p"))
+    assert four[:4] == ["random", "beginner", "expert", "pimc"]
+    assert "learned:checkpoint=mauscheln4" in four
+    for table in suite.tables_of("v1"):
+        ds = suite.load_deal_set("v1", table)
+        field = reference_field(ds)
+        assert field[:3] == ["random", "beginner", "expert"], table
+        pimc = make_agent("pimc", seed=0)
+        pimc.setup(ds.game, 0)
+        assert ("pimc" in field) == pimc.determinizes, table  # pimc joins where its search plays the table
+        assert all(s.startswith("learned:") for s in field[3 + pimc.determinizes:]), table
+    # an agent that stops supporting a table leaves its field; one marked reference joins it
+    from agents.baselines import BeginnerAgent, RandomAgent
+
+    monkeypatch.setattr(BeginnerAgent, "supports", lambda self, game: False)
+    monkeypatch.setattr(RandomAgent, "reference", False)
+    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert"]
+
+
+def test_a_record_names_what_produced_it(record, ds4):
+    assert record["agent"] == {"spec": "random", "checkpoint": None, "key": "random"}
+    assert record["suite"]["hash"] == ds4.hash and record["suite"]["table"] == "mauscheln_4p"
+    assert [p["baseline"] for p in record["pairs"]] == ["beginner", "expert"]
+    for key in ("version", "commit", "dirty"):
+        assert key in record["project"]
+    assert record["machine"]["cpus"] and record["date"] and record["wall_seconds"] >= 0
+    for p in record["pairs"]:
+        assert p["deals"] == 3 and len(p["per_deal"]) == 3 and p["source"] == "played"
+        assert len(p["replays"]) == 2 and all(len(games) == 8 for games in p["replays"])
+        assert p["advantage"]["low"] <= p["advantage"]["mean"] <= p["advantage"]["high"]
+    board.check_record(record)
+
+
+def test_the_same_agent_and_deals_give_the_same_record_but_for_timing(record, ds4):
+    again = run_bench("random", ds4, field=["beginner", "expert"], deals=3, replays=2, workers=2)
+    assert without_timing(again) == without_timing(record)
+    assert record_digest(again) != record_digest(record) or again["date"] == record["date"]
+
+
+def test_a_suite_deal_is_the_documented_series_deal(ds4):
+    """Deal i of the suite plays exactly as deal i of ``mauscheln eval --seed <table seed>``."""
+    rec = run_bench("beginner", ds4, field=["expert"], deals=4, replays=0)
+    series = evaluate_pair("beginner", "expert", Settings(deals=4, seed=ds4.seed))
+    assert np.allclose(series.per_deal, rec["pairs"][0]["per_deal"], atol=1e-6)
+
+
+def test_a_mirrored_pairing_is_the_pairing_played_from_the_other_side(ds4):
+    ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=3)
+    ba = run_bench("expert", ds4, field=["beginner"], deals=3, replays=3)
+    mirrored = mirror_pair(pair_from_record(ab["pairs"][0], 4), "expert", "beginner")
+    played = pair_from_record(ba["pairs"][0], 4)
+    assert np.array_equal(mirrored.per_deal, played.per_deal)
+    assert (mirrored.wins, mirrored.losses, mirrored.ties) == (played.wins, played.losses, played.ties)
+    assert mirrored.roles == played.roles and mirrored.actions == played.actions
+    clean = {"commit": "c0ffee", "dirty": False}
+    ab_clean = {**ab, "project": clean}
+    found = find_reusable([ab_clean], AgentId("expert"), AgentId("beginner"), ds4, 3, clean)
+    assert found is not None and found[1] == record_digest(ab_clean)
+    assert find_reusable([ab_clean], AgentId("expert"), AgentId("beginner"), ds4, 2, clean) is None  # other deals
+    assert find_reusable([ab_clean], AgentId("expert"), AgentId("beginner"), ds4, 3, {**clean, "commit": "x"}) is None
+    assert find_reusable([ab_clean], AgentId("expert"), AgentId("beginner"), ds4, 3, {**clean, "dirty": True}) is None
+
+
+def test_bench_run_refuses_what_it_cannot_do(ds4):
+    with pytest.raises(BenchError, match="deals=1001"):
+        run_bench("random", ds4, field=["expert"], deals=1001)
+    with pytest.raises(BenchError, match="no opponent"):
+        run_bench("random", ds4, field=["random"], deals=1)
+    with pytest.raises(BenchError, match="--cap names"):
+        run_bench("random", ds4, field=["expert"], deals=1, caps={"pimc": 3})
+
+
+# ---------------------------------------------------------------------- leaderboard
+def _variant(record, k: int):
+    """A distinct but valid record (another date, so another digest)."""
+    rec = copy.deepcopy(record)
+    rec["date"] = f"2000-01-01T00:00:{k:02d}+00:00"
+    return rec
+
+
+def test_submit_and_leaderboard(tmp_path, record, ds4):
+    db = tmp_path / "lb.sqlite"
+    first = board.submit(record, db)
+    assert first.new and board.submit(record, db).new is False  # the same record is stored once
+    ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=0)
+    board.submit(ab, db)
+    (b,) = board.leaderboard(db)
+    assert b.table == "mauscheln_4p" and b.deal_hash == ds4.hash and b.records == 2
+    assert {e.agent for e in b.entries} == {"random", "beginner", "expert"}
+    assert [e.elo for e in b.entries] == sorted((e.elo for e in b.entries), reverse=True)
+    assert all(e.low <= e.elo <= e.high for e in b.entries)
+    text = board.board_markdown(b)
+    assert "| rank | agent | Elo (BT) | 95 % interval |" in text and "vs expert" in text
+    assert board.consistent(db) == []
+
+
+def test_the_leaderboard_counts_a_pairing_once_whichever_side_played_it(tmp_path, ds4):
+    ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=0)
+    ba = run_bench("expert", ds4, field=["beginner"], deals=3, replays=0)
+    db1, db2 = tmp_path / "one.sqlite", tmp_path / "two.sqlite"
+    board.submit(ab, db1)
+    board.submit(ab, db2)
+    board.submit(ba, db2)
+    (one,), (two,) = board.leaderboard(db1), board.leaderboard(db2)
+    assert one.pairs[0].deals == two.pairs[0].deals == 3
+    assert one.ratings == pytest.approx(two.ratings)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda r: r.update(format="something else"), "format"),
+    (lambda r: r.pop("agent"), "agent"),
+    (lambda r: r["suite"].update(hash="sha256:" + "0" * 64), "deal-set hash"),
+    (lambda r: r["suite"].update(table="mauscheln_9p"), "not in suite"),
+    (lambda r: r["pairs"][0].update(wins=3, losses=0, ties=0), "do not follow"),
+    (lambda r: r["pairs"][0].update(per_deal=[[0, 0, 0]]), "malformed|per_deal"),
+    (lambda r: r["pairs"][0].update(first_deal=999), "first_deal"),
+    (lambda r: r["pairs"][0]["replays"][0].__setitem__(0, "zz"), "replays"),
+    (lambda r: r.update(pairs=[]), "non-empty"),
+])
+def test_malformed_records_are_refused_and_nothing_is_written(tmp_path, record, edit, match):
+    db = tmp_path / "lb.sqlite"
+    board.submit(_variant(record, 1), db)
+    bad = copy.deepcopy(record)
+    edit(bad)
+    with pytest.raises(board.ResultRecordError, match=match):
+        board.submit(bad, db)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 2
+    con.close()
+
+
+def test_bad_files_and_databases_give_one_line_errors(tmp_path, capsys):
+    (tmp_path / "x.json").write_text("[1, 2")
+    assert cli.main(["submit", str(tmp_path / "x.json"), "--db", str(tmp_path / "lb.sqlite")]) == 2
+    assert cli.main(["submit", str(tmp_path / "missing.json"), "--db", str(tmp_path / "lb.sqlite")]) == 2
+    (tmp_path / "notdb.sqlite").write_text("plain text, not a database " * 100)
+    assert cli.main(["leaderboard", "--db", str(tmp_path / "notdb.sqlite")]) == 2
+    assert cli.main(["run", "nobody", "--deals", "1", "--out", str(tmp_path / "r.json")]) == 2
+    assert cli.main(["run", "random", "--deals", "1", "--cap", "pimc", "--out", str(tmp_path / "r.json")]) == 2
+    assert cli.main(["run", "random", "--players", "9", "--out", str(tmp_path / "r.json")]) == 2
+    assert cli.main(["run", "pimc:samples=0", "--deals", "1", "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 7 and all(line.startswith("mauscheln bench ") and ": error: " in line for line in err)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_records_are_written_and_read_plain_or_gzipped(tmp_path, record):
+    from agents.bench.run import write_record
+
+    write_record(record, tmp_path / "r.json")
+    write_record(record, tmp_path / "r.json.gz")
+    first = (tmp_path / "r.json.gz").read_bytes()
+    write_record(record, tmp_path / "r.json.gz")
+    assert (tmp_path / "r.json.gz").read_bytes() == first  # no timestamp: the same record, the same bytes
+    assert board.read_record(tmp_path / "r.json") == board.read_record(tmp_path / "r.json.gz") == record
+    (tmp_path / "bad.json.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(board.ResultRecordError, match="cannot be read"):
+        board.read_record(tmp_path / "bad.json.gz")
+
+
+def _submit_many(db: str, records: list, barrier) -> None:
+    barrier.wait()
+    for rec in records:
+        board.submit(rec, db)
+
+
+def test_two_concurrent_submitters_lose_nothing(tmp_path, record):
+    db = str(tmp_path / "lb.sqlite")
+    board.connect(db).close()
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    mine = [[_variant(record, 10 * w + k) for k in range(8)] for w in range(2)]
+    workers = [ctx.Process(target=_submit_many, args=(db, mine[w], barrier)) for w in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0, 0]
+    con = sqlite3.connect(db)
+    digests = {r[0] for r in con.execute("SELECT digest FROM results")}
+    assert digests == {record_digest(r) for batch in mine for r in batch}
+    assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 16 * 2
+    con.close()
+    assert board.consistent(db) == []
+
+
+KILLED = """
+import json, os, signal, sys
+from agents.bench import board
+record = json.load(open(sys.argv[2]))
+board.submit(record, sys.argv[1], before_commit=lambda con: os.kill(os.getpid(), signal.SIGKILL))
+"""
+
+
+def test_a_killed_submission_leaves_the_database_consistent(tmp_path, record):
+    db = tmp_path / "lb.sqlite"
+    board.submit(_variant(record, 1), db)
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(_variant(record, 2)))
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(db), str(path)], cwd=ROOT, capture_output=True,
+                          timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    assert board.consistent(db) == []
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 2
+    con.close()
+    assert board.submit(_variant(record, 2), db).new  # the same record lands when submitted again
+    assert len(board.records_of(db, "v1", "mauscheln_4p")) == 2
+
+
+# ---------------------------------------------------------------------- replays
+def test_replays_follow_the_engine_and_hide_what_a_seat_did_not_see(record, ds4):
+    games = replay.replay_deal(record, 1, 0)
+    assert len(games) == 8
+    rep = replay.game_replay(record, 1, 0, "alone", 2, games)
+    assert rep["seats"] == ["expert", "expert", "random", "expert"]
+    assert sum(rep["deltas"]) == sum(r["deltas"][s] for d in rep["deals"] for r in d["results"] for s in range(4))
+    legend = replay.table_legend(ds4.game)
+    first = rep["deals"][0]
+    everything = replay.render_replay(rep, legend, None, ascii_cards=True)
+    seat1 = replay.render_replay(rep, legend, 1, ascii_cards=True)
+    codes = legend["cards"]
+    for s in range(4):
+        hand = " ".join(codes[c] for c in first["hands"][s])
+        assert hand in everything
+        assert (hand in seat1) == (s == 1)
+    assert "[legal:" in everything
+    others = [line for line in seat1.splitlines() if line.strip().startswith(("seat 0 ", "seat 2 ", "seat 3 "))]
+    assert all("[legal:" not in line for line in others)
+
+
+def test_a_deal_whose_games_were_not_kept_is_played_again_and_checked(record):
+    kept = replay.replay_deal(record, 0, 1)
+    again = replay.replay_deal({**record, "pairs": [{**record["pairs"][0], "replays": []}]}, 0, 1)
+    assert again == kept
+    edited = copy.deepcopy(record)
+    edited["pairs"][0]["replays"] = []
+    edited["pairs"][0]["per_deal"][1][0] += 1.0
+    with pytest.raises(replay.ReplayError, match="played again"):
+        replay.replay_deal(edited, 0, 1)
+    with pytest.raises(replay.ReplayError, match="not played"):
+        replay.replay_deal(record, 0, 3)
+
+
+def test_a_replay_rebuilds_every_state_of_the_game(ds4):
+    """apply_step over the recorded steps gives the engine's table after every step (every ruleset)."""
+    for table in ("mauscheln_4p", "mauscheln_classic_4p", "mousel_4p", "mouche_4p", "muschka_4p"):
+        ds = suite.load_deal_set("v1", table)
+        rec = run_bench("random", ds, field=["expert"], deals=2, replays=2)
+        for deal in range(2):
+            games = replay.replay_deal(rec, 0, deal)
+            for (fmt, lone), moves in zip(game_order(ds.players), games):
+                rep = replay.game_replay(rec, 0, deal, fmt, lone, games)
+                state = ds.game.new_session(np.random.default_rng(ds.deals[deal].session_seed),
+                                            dealer=ds.deals[deal].dealer, deal=ds.deals[deal].spec)
+                it = iter(moves)
+                for d in rep["deals"]:
+                    view = replay.initial_view(d)
+                    for step in d["steps"]:
+                        engine_deal = state.deal
+                        ds.game.apply(state, next(it))
+                        view = replay.apply_step(view, step, ds.game.num_cards)
+                        assert view["hands"] == [list(replay._ids(h)) for h in engine_deal.hands]
+                        assert view["tricks_won"] == list(engine_deal.tricks_won)
+                        assert view["trick"] == [[s, c] for s, c in engine_deal.trick]
+
+
+def test_replay_command(tmp_path, record, capsys):
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(record))
+    assert replay.main([str(path), "--deal", "0", "--opponent", "expert", "--seat", "1", "--view", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "view: seat 2" in out and "hidden" in out and "session:" in out
+    assert replay.main([str(path), "--deal", "0", "--view", "7"]) == 2
+    assert replay.main([str(path), "--deal", "0", "--opponent", "pimc"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("mauscheln replay: error: ") for line in err)
+
+
+# ---------------------------------------------------------------------- report and CLI
+def test_cli_run_submit_leaderboard_report(tmp_path, capsys):
+    db, out = str(tmp_path / "lb.sqlite"), tmp_path / "r.json"
+    assert cli.main(["run", "expert", "--ruleset", "muschka", "--deals", "2", "--field", "random", "beginner",
+                     "--out", str(out), "--submit", "--db", db, "--no-progress"]) == 0
+    assert cli.main(["submit", str(out), "--db", db]) == 0
+    assert cli.main(["leaderboard", "--db", db, "--ruleset", "muschka"]) == 0
+    text = capsys.readouterr().out
+    assert "stored as result 1" in text and "already in the leaderboard" in text and "**muschka, 4 players**" in text
+    assert cli.main(["leaderboard", "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["table"] == "muschka_4p"
+    assert cli.main(["report", "--out", str(tmp_path / "rep"), "--db", db, "--replay-deals", "1"]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    data = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    assert data["tables"][0]["table"] == "muschka_4p" and data["tables"][0]["games"]
+    assert "http://" not in page and "https://" not in page and "<script src" not in page
+    assert '<script type="application/json" id="report-data">' in page
+    assert cli.main(["tables"]) == 0
+    assert "mauscheln_7p" in capsys.readouterr().out
+
+
+def test_demo_plays_any_agents(capsys):
+    from mauscheln_env.demo import main
+
+    assert main(["--agents", "expert", "random", "beginner", "random", "--deals", "1", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "seat 0 expert, seat 1 random, seat 2 beginner, seat 3 random" in out and "session rewards" in out
+    assert main(["--agents", "expert", "random"]) == 2
+    assert main(["--agents", "nobody"]) == 2
+    assert main(["--agents", "pimc:samples=0"]) == 2  # an agent's own check of a value: one line, no traceback
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("mauscheln demo: error: ") for line in err)
+
+
+def test_mauscheln_command_lists_bench_and_replay():
+    from mauscheln_env.cli import SUBCOMMANDS, _importable
+
+    assert _importable(SUBCOMMANDS["bench"][0]) and _importable(SUBCOMMANDS["replay"][0])
+
+
+# ---------------------------------------------------------------------- the page in a browser
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.mark.slow
+def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
+    """Opens the report in Debian's chromium (selenium with the system chromedriver; `apt-get install chromium
+    chromium-driver`, `pip install -e '.[browser]'`), steps through a replay, checks the chosen seat's cards and
+    that nothing hidden is shown in seat view, and saves screenshots into the test's tmp dir."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    db = tmp_path / "lb.sqlite"
+    rec = run_bench("expert", ds4, field=["random"], deals=2, replays=2)
+    board.submit(rec, db)
+    from agents.bench.report import write_report
+
+    write_report(tmp_path / "rep", db=db, replay_deals=2)
+    artefacts = tmp_path  # pytest keeps the last runs' tmp dirs: the screenshots stay there
+    data = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    games = data["tables"][0]["games"]["expert|random"]["deals"]["1"]
+    codes = data["tables"][0]["legend"]["cards"]
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-dev-shm-usage", "--window-size=1300,1800"):
+        options.add_argument(arg)
+    from selenium.webdriver.chrome.service import Service
+
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get((tmp_path / "rep" / "index.html").as_uri())
+        assert "Mauscheln benchmark" in driver.title
+        assert driver.find_elements(By.CSS_SELECTOR, "table.ratings tr")
+        Select(driver.find_element(By.ID, "sel-a")).select_by_value("expert")
+        Select(driver.find_element(By.ID, "sel-b")).select_by_value("random")
+        Select(driver.find_element(By.ID, "sel-deal")).select_by_value("1")
+        Select(driver.find_element(By.ID, "sel-format")).select_by_value("field")
+        Select(driver.find_element(By.ID, "sel-lone")).select_by_value("1")
+        game = games[4 + 1]  # format field, lone seat 1: random at seat 1, expert elsewhere
+        assert game["format"] == "field" and game["lone_seat"] == 1
+        assert driver.find_element(By.CSS_SELECTOR, '#seats tr[data-seat="1"]').text.split()[1] == "random"
+        steps = game["deals"][0]["steps"]
+        trump = game["deals"][0]["trump"]["card"]
+
+        def hand_codes(seat: int) -> list[str]:
+            cell = driver.find_element(By.CSS_SELECTOR, f'#seats td.hand[data-seat="{seat}"]')
+            return [e.get_attribute("data-card") for e in cell.find_elements(By.CSS_SELECTOR, ".card")]
+
+        for seat in range(4):  # every seat's view, every step of the game
+            Select(driver.find_element(By.ID, "sel-view")).select_by_value(str(seat))
+            driver.find_element(By.ID, "first").click()
+            view = replay.initial_view(game["deals"][0])
+            known = set(replay.seen_cards(view, seat)) | {trump}  # what this seat may see: its cards, public ones
+            for k in range(len(steps) + 1):
+                if k:
+                    driver.find_element(By.ID, "next").click()
+                    step = steps[k - 1]
+                    view = replay.apply_step(view, step, len(codes))
+                    if step["seat"] == seat:
+                        known |= {a for a in [step["action"], *step.get("legal", [])] if a < len(codes)}
+                    elif not step.get("private") and step["action"] < len(codes):
+                        known.add(step["action"])  # a card played to a trick is public
+                    known |= set(replay.seen_cards(view, seat))
+                assert driver.find_element(By.ID, "pos").text.startswith(f"step {k} ")
+                assert hand_codes(seat) == [codes[c] for c in replay.seen_cards(view, seat)]
+                for other in set(range(4)) - {seat}:
+                    assert hand_codes(other) == []  # another seat's cards: never shown in seat view
+                shown = {e.get_attribute("data-card") for e in driver.find_elements(By.CSS_SELECTOR, "#game .card")}
+                assert shown <= {codes[c] for c in known}, (seat, k, shown - {codes[c] for c in known})
+                for li in driver.find_elements(By.CSS_SELECTOR, "#log li"):
+                    if int(li.get_attribute("data-seat")) != seat:
+                        assert not li.find_elements(By.CSS_SELECTOR, ".legal")  # others' alternatives: hidden
+                        if steps[int(li.get_attribute("data-index"))].get("private"):
+                            assert not li.find_elements(By.CSS_SELECTOR, ".card")
+                if seat == 1 and k == min(8, len(steps)):
+                    driver.save_screenshot(str(artefacts / "replay_seat_view.png"))
+            settlement = driver.find_element(By.ID, "settlement").text
+            assert game["deals"][0]["results"][0]["lines"][0] in settlement
+        Select(driver.find_element(By.ID, "sel-view")).select_by_value("all")
+        driver.find_element(By.ID, "first").click()
+        for s in range(4):
+            assert hand_codes(s) == [codes[c] for c in game["deals"][0]["hands"][s]]
+        driver.find_element(By.ID, "last").click()
+        assert driver.find_elements(By.CSS_SELECTOR, "#log li .legal")  # all hands: every seat's alternatives
+        driver.save_screenshot(str(artefacts / "replay_all_hands.png"))
+    finally:
+        driver.quit()
+    assert (artefacts / "replay_seat_view.png").stat().st_size > 10_000
+    print(f"screenshots in {artefacts}")
+
+
+def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, monkeypatch):
+    """benchmarks/bench_suite.py: every agent of the field once, each pairing played on one side and mirrored on
+    the other; run again, it submits the records it finds instead of playing them."""
+    from agents.bench import run
+
+    # pairings are mirrored only between records of one clean commit; the checkout under test may be dirty
+    monkeypatch.setattr(run, "project_info", lambda: {"version": "test", "commit": "c0ffee", "dirty": False})
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_suite
+    finally:
+        sys.path.pop(0)
+    args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
+    assert bench_suite.main(args) == 0
+    out = capsys.readouterr().out
+    files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
+    assert files == ["beginner.json.gz", "expert.json.gz", "random.json.gz"]
+    records = {p.name: board.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
+    sources = [p["source"] for r in records.values() for p in r["pairs"]]
+    assert sources.count("played") == 3 and len(sources) == 6  # 3 pairings, each played once
+    assert out.count("mirrored from record") == 3
+    (b,) = board.leaderboard(tmp_path / "leaderboard.sqlite")
+    assert b.records == 3 and len(b.pairs) == 3 and all(p.deals == 2 for p in b.pairs)
+    assert bench_suite.main(args) == 0
+    again = capsys.readouterr().out
+    assert again.count("$ mauscheln bench submit") == 3 and "bench run" not in again
+
+
+def test_the_documented_commands_parse():
+    """Every ``mauscheln bench``, ``replay`` and ``demo`` line of the README and docs/benchmark.md is accepted by
+    its command's parser (nothing is run)."""
+    from agents.bench.replay import build_parser as replay_parser
+    from mauscheln_env.demo import build_parser as demo_parser
+
+    parsers = {"bench": cli.build_parser(), "replay": replay_parser(), "demo": demo_parser()}
+    seen = set()
+    for page in ("README.md", "docs/benchmark.md"):
+        for block in re.findall(r"```bash\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                words = shlex.split(line, comments=True)
+                if len(words) >= 2 and words[0] == "mauscheln" and words[1] in parsers:
+                    parsers[words[1]].parse_args(words[2:])
+                    seen.add(words[1] if words[1] != "bench" else f"bench {words[2]}")
+    assert {"bench run", "bench submit", "bench leaderboard", "bench report", "replay", "demo"} <= seen
