@@ -605,3 +605,17 @@ def test_the_documented_commands_parse():
                     parsers[words[1]].parse_args(words[2:])
                     seen.add(words[1] if words[1] != "bench" else f"bench {words[2]}")
     assert {"bench run", "bench submit", "bench leaderboard", "bench report", "replay", "demo"} <= seen
+
+
+def test_the_shipped_records_are_valid_and_the_readme_shows_their_leaderboard(tmp_path):
+    """benchmarks/results/v1 holds records of the shipped deal sets (a changed deal set refuses them: run them
+    again), and the README's leaderboard block is what they give."""
+    db = tmp_path / "lb.sqlite"
+    paths = sorted((ROOT / "benchmarks" / "results" / "v1").glob("*/*.json.gz"))
+    assert {p.parent.name for p in paths} == set(suite.tables_of("v1"))
+    for path in paths:
+        board.submit(board.read_record(path), db, source=str(path))
+    text = "\n\n".join(board.board_markdown(b, crosstable=False) for b in board.leaderboard(db))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- leaderboard v1: start -->\n", 1)[1].split("<!-- leaderboard v1: end -->", 1)[0]
+    assert block.strip() == text.strip()
