@@ -853,6 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="earlier results.json files pooled into the suite (their pairings are not played again)")
     g.add_argument("--docs", default="docs/results", help="folder of the suite's pages and charts")
     g.add_argument("--readme", default=None, help="a file whose results block gets the summary table (README.md)")
+    g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")
     g.add_argument("--note", default=None, help="a line added to every page (e.g. what the machine was doing)")
     return p
 

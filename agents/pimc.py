@@ -678,7 +678,8 @@ class PIMCAgent(Agent):
         if seat == me:  # own discards not yet marked, those in hand first (a later turn may throw a new card)
             left = k.discards & ~d.discards[me]
             pending = [*iter_bits(left & d.hands[me]), *iter_bits(left & ~d.hands[me])]
-        if d.exchanged[seat] is not None or (want is None and g.DONE not in g.legal_actions(st)):
+        if d.exchanged[seat] is not None or (want is None and st.phase is Phase.EXCHANGE
+                                             and g.DONE not in g.legal_actions(st)):
             return self._forced_marks(st, seat, pending if seat == me else None, pinned)
         if seat == me:
             if want is None:

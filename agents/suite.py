@@ -93,7 +93,7 @@ def commit() -> str:
 
 def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: Sequence[str], seed: int,
                 workers: int, reuse: Sequence[Path], out: Path, docs: Path, command: str, note: str = "",
-                progress: bool = False) -> Tournament:
+                progress: bool = False, learned: bool = True) -> Tournament:
     """Play (and pool) one ruleset's cross-table; write its page and chart. Returns the pooled tournament."""
     settings = Settings(ruleset=ruleset, players=4, deals=deals, seed=seed)
     config = settings.config()
@@ -109,7 +109,7 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
             continue
         reused.append(path)
         done |= {(p.candidate, p.baseline) for p in data["pair_results"]}
-    scripted = [*learned_for(settings), *SCRIPTED[::-1]]  # the stronger agent of a pairing is its candidate
+    scripted = [*(learned_for(settings) if learned else []), *SCRIPTED[::-1]]  # the stronger agent of a pairing is its candidate
     cheap = [(scripted[i], scripted[j]) for i in range(len(scripted)) for j in range(i + 1, len(scripted))]
     cheap = [p for p in cheap if p not in done and p[::-1] not in done]
     search = [("pimc", b) for b in search_against if ("pimc", b) not in done and (b, "pimc") not in done]
@@ -246,7 +246,7 @@ def suite_main(args: Any, command: str) -> int:
         t = run_ruleset(r, deals=args.deals, search_deals=args.search_deals,
                         search_against=args.search_against, seed=args.seed, workers=args.workers,
                         reuse=args.reuse or [], out=out, docs=docs, command=command, note=args.note or "",
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, learned=not args.no_learned)
         results[r] = t
         print(f"{r}: wrote {docs / (r + '.md')} and {docs / (r + '.png')}")
         print(t.crosstable_markdown())
