@@ -69,9 +69,9 @@ from agents.views import EnvView
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import Deal, DealSpec, Game, Phase, Role, State, TrickHook
-from mauscheln_env.tricks import legal_follow
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.observation import Observer
+from mauscheln_env.tricks import legal_follow
 
 SEARCH_PHASES = ("knock", "declare", "go_with", "exchange", "play", "offer", "decide", "name_trump", "announce",
                  "swap")
@@ -625,7 +625,6 @@ class PIMCAgent(Agent):
     def _walk(self, k: Knowledge, target: dict, sk: _Skeleton, budget: list[int]) -> _Skeleton:
         g = self._sgame
         me = k.seat
-        N = g.num_cards
         while True:
             budget[0] -= 1
             if budget[0] < 0:
@@ -870,7 +869,6 @@ class PIMCAgent(Agent):
         candidates the likeliest one is taken. Accepted samples weigh the same.
         """
         best: tuple[list[int], float] | None = None
-        g = self._sgame
         for _ in range(self.max_tries):
             try:
                 perm = self._relabelling(sk)

@@ -28,9 +28,10 @@ import platform
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agents.base import agent_from_spec
 from agents.evaluate import (

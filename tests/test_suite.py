@@ -7,8 +7,7 @@ import json
 import pytest
 
 from agents.evaluate import main as evaluate_main
-from agents.suite import main
-from agents.suite import END, START, summary_table
+from agents.suite import END, START, main, summary_table
 
 
 def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys):
