@@ -618,7 +618,7 @@ def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
     code = ("import sys; from agents.evaluate import main; print('started', flush=True); "
             "sys.exit(main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', '--no-progress']))")
     for delay in (0.0, 0.02, 0.05, 0.08, 0.12, 0.2):
-        proc = _interrupt_after([sys.executable, "-u", "-c", code], "started", delay=delay, timeout=60)
+        proc = _interrupt_after([sys.executable, "-u", "-c", code], "started", delay=delay)
         assert proc.returncode == 130, (delay, proc.stderr)
         assert proc.stderr.strip().splitlines() == [
             "mauscheln eval: interrupted; the workers are stopped and no results were written"], (delay, proc.stderr)
