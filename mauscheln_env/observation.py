@@ -36,6 +36,7 @@ ruleset's.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,17 +51,27 @@ from mauscheln_env.engine import Game, Phase, Role, State
 # flat index of every 1 to ``ones`` through ``ap`` and write every other value into ``out``; ``rel[x]``
 # is the observer-relative seat of absolute seat ``x`` and ``absolute[r]`` the inverse. The observer
 # compiles the lines of all its pieces into one function (the fast path of every step), and each piece
-# alone into its own reference encoder (:meth:`Piece.encoder`). ``decode`` reads a piece back.
+# alone into its own reference encoder (:meth:`Piece.encoder`). ``decode`` reads a piece back; a
+# piece of 0/1 cells (``binary``) is read from the flat indices of its ones (``decode_ones``), so that
+# :meth:`Observer.decode` finds the ones of a whole observation with one ``flatnonzero``.
 
 
 class Codec:
     """How a piece's value is laid out: :meth:`source` writes it, :meth:`decode` reads it back."""
+
+    binary = True
+    """Every cell is 0 or 1 and the value is read from where the ones are (:meth:`decode_ones`)."""
 
     def source(self, off: int, value: str) -> list[str]:
         """Lines that encode the value of the expression ``value`` at offset ``off``."""
         raise NotImplementedError
 
     def decode(self, view: np.ndarray, absolute: list[int]) -> Any:
+        """The value shown by ``view`` (the piece's cells, in its shape)."""
+        return self.decode_ones(np.flatnonzero(view).tolist(), view.shape, absolute)
+
+    def decode_ones(self, ones: list[int], shape: tuple[int, ...], absolute: list[int]) -> Any:
+        """The value of a binary piece of ``shape`` from the ascending flat indices of its ones (piece-relative)."""
         raise NotImplementedError
 
 
@@ -73,9 +84,8 @@ class OneHot(Codec):
     def source(self, off, value):
         return [f"v = {value}", "if v is not None:", f"    ap({off} + v)"]
 
-    def decode(self, view, absolute):
-        hot = np.flatnonzero(view)
-        return int(hot[0]) if hot.size else None
+    def decode_ones(self, ones, shape, absolute):
+        return ones[0] if ones else None
 
 
 @dataclass(frozen=True)
@@ -85,9 +95,8 @@ class SeatOneHot(Codec):
     def source(self, off, value):
         return [f"v = {value}", "if v is not None:", f"    ap({off} + rel[v])"]
 
-    def decode(self, view, absolute):
-        hot = np.flatnonzero(view)
-        return absolute[int(hot[0])] if hot.size else None
+    def decode_ones(self, ones, shape, absolute):
+        return absolute[ones[0]] if ones else None
 
 
 @dataclass(frozen=True)
@@ -97,9 +106,9 @@ class SeatFlags(Codec):
     def source(self, off, value):
         return [f"v = {value}", "for r, x in enumerate(absolute):", "    if v[x]:", f"        ap({off} + r)"]
 
-    def decode(self, view, absolute):
+    def decode_ones(self, ones, shape, absolute):
         flags = [False] * len(absolute)
-        for r in np.flatnonzero(view).tolist():
+        for r in ones:
             flags[absolute[r]] = True
         return flags
 
@@ -110,6 +119,7 @@ class SeatNumbers(Codec):
 
     num_players: int
     scale: float
+    binary = False
 
     def source(self, off, value):
         return [f"v = {value}", f"out[{off}:{off + self.num_players}] = [v[x] * {self.scale!r} for x in absolute]"]
@@ -126,6 +136,7 @@ class Numbers(Codec):
     """A fixed number of values (a tuple), each times its scale."""
 
     scales: tuple[float, ...]
+    binary = False
 
     def source(self, off, value):
         return [f"v = {value}"] + [f"out[{off + i}] = v[{i}] * {scale!r}" for i, scale in enumerate(self.scales)]
@@ -142,9 +153,9 @@ class Cards(Codec):
         return [f"m = {value}", "while m:", "    low = m & -m", f"    ap({off} + low.bit_length() - 1)",
                 "    m ^= low"]
 
-    def decode(self, view, absolute):
+    def decode_ones(self, ones, shape, absolute):
         mask = 0
-        for c in np.flatnonzero(view).tolist():
+        for c in ones:
             mask |= 1 << c
         return mask
 
@@ -156,8 +167,8 @@ class CardList(Codec):
     def source(self, off, value):
         return [f"for c in {value}:", f"    ap({off} + c)"]
 
-    def decode(self, view, absolute):
-        return np.flatnonzero(view).tolist()
+    def decode_ones(self, ones, shape, absolute):
+        return list(ones)
 
 
 @dataclass(frozen=True)
@@ -171,10 +182,11 @@ class SeatCards(Codec):
                 "        low = m & -m", "        ap(base + low.bit_length() - 1)", "        m ^= low",
                 f"    base += {self.num_cards}"]
 
-    def decode(self, view, absolute):
+    def decode_ones(self, ones, shape, absolute):
         masks = [0] * len(absolute)
-        for r, c in zip(*np.nonzero(view)):
-            masks[absolute[int(r)]] |= 1 << int(c)
+        for i in ones:
+            r, c = divmod(i, self.num_cards)
+            masks[absolute[r]] |= 1 << c
         return masks
 
 
@@ -194,10 +206,12 @@ class SeatLabels(Codec):
         return [f"v = {value}", f"base = {off}", "for x in absolute:", f"    ap(base + {item})",
                 f"    base += {len(self.labels)}"]
 
-    def decode(self, view, absolute):
+    def decode_ones(self, ones, shape, absolute):
         values: list[int | None] = [None] * len(absolute)
-        for r, v in zip(*np.nonzero(view)):
-            values[absolute[int(r)]] = int(v)
+        width = len(self.labels)
+        for i in ones:
+            r, v = divmod(i, width)
+            values[absolute[r]] = v
         return values
 
 
@@ -212,11 +226,13 @@ class TrickCards(Codec):
         return [f"base = {off}", f"for trick in {value}:", "    for x, c in trick:",
                 f"        ap(base + rel[x] * {self.num_cards} + c)", f"    base += {self.num_players * self.num_cards}"]
 
-    def decode(self, view, absolute):
-        T, n, _ = view.shape
-        cards: list[list[int | None]] = [[None] * n for _ in range(T)]
-        for t, r, c in zip(*np.nonzero(view)):
-            cards[int(t)][absolute[int(r)]] = int(c)
+    def decode_ones(self, ones, shape, absolute):
+        n, width = self.num_players, self.num_cards
+        cards: list[list[int | None]] = [[None] * n for _ in range(shape[0])]
+        for i in ones:
+            t, rest = divmod(i, n * width)
+            r, c = divmod(rest, width)
+            cards[t][absolute[r]] = c
         return cards
 
 
@@ -230,10 +246,11 @@ class TrickLeaders(Codec):
         return [f"base = {off}", f"for trick in {value}:", "    ap(base + rel[trick[0][0]])",
                 f"    base += {self.num_players}"]
 
-    def decode(self, view, absolute):
-        leaders: list[int | None] = [None] * view.shape[0]
-        for t, r in zip(*np.nonzero(view)):
-            leaders[int(t)] = absolute[int(r)]
+    def decode_ones(self, ones, shape, absolute):
+        leaders: list[int | None] = [None] * shape[0]
+        for i in ones:
+            t, r = divmod(i, self.num_players)
+            leaders[t] = absolute[r]
         return leaders
 
 
@@ -390,6 +407,8 @@ class Observer:
             off += p.size
         self.size = off
         self.by_name = {p.name: p for p in self.pieces}
+        self._spans = {p.name: (p.codec, self.offsets[p.name], self.offsets[p.name] + p.size, p.shape)
+                       for p in self.pieces}
         n = game.n
         self._rel = [[(s - me) % n for s in range(n)] for me in range(n)]
         self._abs = [[(me + r) % n for r in range(n)] for me in range(n)]
@@ -421,11 +440,18 @@ class Observer:
         Seats come back absolute; card sets as bit masks; numbers unscaled.
         """
         absolute = self._abs[0 if self.omniscient else seat]
+        ones = None  # the flat indices of every one of obs, found once for all binary pieces
         out = {}
         for name in names if names is not None else self.by_name:
-            p = self.by_name[name]
-            off = self.offsets[name]
-            out[name] = p.codec.decode(obs[off:off + p.size].reshape(p.shape), absolute)
+            codec, off, end, shape = self._spans[name]
+            if codec.binary:
+                if ones is None:
+                    ones = np.flatnonzero(obs).tolist()
+                lo = bisect_left(ones, off)
+                hi = bisect_left(ones, end, lo)
+                out[name] = codec.decode_ones([i - off for i in ones[lo:hi]] if off else ones[lo:hi], shape, absolute)
+            else:
+                out[name] = codec.decode(obs[off:end].reshape(shape), absolute)
         return out
 
 

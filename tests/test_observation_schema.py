@@ -80,6 +80,9 @@ def test_fused_encoder_equals_the_pieces_and_decoders_invert_them(ruleset, n, om
                 assert not part[outside].any(), f"{piece.name} writes outside its cells"
                 alone += part
                 decoded = observer.decode(fused, me, [piece.name])[piece.name]
+                # the observer reads binary pieces from the ones of the whole array; the codec alone, from its view
+                view = fused[off:off + piece.size].reshape(piece.shape)
+                assert piece.codec.decode(view, absolute) == decoded, piece.name
                 want = _expected(piece, piece.value(state, me), observer, me)
                 if isinstance(piece.codec, (SeatNumbers, Numbers)):
                     np.testing.assert_allclose(decoded, want, rtol=1e-6, atol=1e-6, err_msg=piece.name)
