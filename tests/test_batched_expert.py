@@ -10,14 +10,12 @@ for that seat (from the same observation, mask and info); then
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 import torch
 
-from agents import EnvView, MatchRunner, agent_seed
-from agents.baselines import ExpertAgent, RandomAgent
+from agents import EnvView
+from agents.baselines import ExpertAgent
 from agents.batched_expert import BatchedExpert, BatchedRandom, batched_expert_supports
 from agents.tensor import batched_opponent
 from agents.tensor.common import TensorAgent
@@ -27,6 +25,9 @@ from mauscheln_env import Game, make_config
 from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.engine import Phase
 from mauscheln_env.errors import ConfigError
+from tests.decisions import Decisions
+from tests.decisions import assert_same_decisions as check_decisions
+from tests.decisions import play_decisions as record_decisions
 from tests.test_agents import _perturb_hidden
 
 
@@ -39,74 +40,15 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-class Decisions:
-    """Observations, masks, the Python expert's actions and the phases of many decisions of one game."""
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.obs: list[np.ndarray] = []
-        self.masks: list[np.ndarray] = []
-        self.expected: list[int] = []
-        self.phases: list[str] = []
-        self.states: list[tuple] = []
-
-    def __len__(self) -> int:
-        return len(self.expected)
-
-    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.from_numpy(np.stack(self.obs)), torch.from_numpy(np.stack(self.masks))
-
-    def coverage(self) -> Counter:
-        """Decisions with a real choice (two or more legal actions), by phase."""
-        return Counter(p for p, m in zip(self.phases, self.masks) if m.sum() >= 2)
-
-
 def play_decisions(game: Game, count: int, seed: int, risk: float = 0.0, keep_states: bool = False) -> Decisions:
-    """Play random sessions (Python experts and random agents mixed, random chips and pots) until
-    ``count`` decisions were seen; record each with the Python expert's answer for the acting seat."""
-    n = game.n
-    probes = [ExpertAgent(seed=0, risk=risk) for _ in range(n)]
-    for seat, probe in enumerate(probes):
-        probe.setup(game, seat)
-    out = Decisions(game)
-    rng = np.random.default_rng(seed)
-    bankroll = game.config.bankroll
-    stake = game.stake
-
-    def record(state, seat, obs, mask, info, action):
-        out.obs.append(obs.copy())
-        out.masks.append(mask.copy())
-        out.phases.append(info["phase"])
-        out.expected.append(probes[seat].act(obs, mask, info))
-        if keep_states:
-            out.states.append((game.clone(state), seat))
-
-    runner = MatchRunner(game)
-    session = 0
-    while len(out) < count:
-        lineup = [ExpertAgent(risk=risk) if rng.random() < 0.5 else RandomAgent() for _ in range(n)]
-        chips = rng.integers(1, 2 * bankroll, size=n).tolist()
-        pot = int(rng.choice([0, stake // 2, stake, 2 * stake, 3 * stake, 4 * stake, 6 * stake, 10 * stake]))
-        runner.play(lineup, dealer=int(rng.integers(n)), session_seed=seed * 10_000 + session, chips=chips, pot=pot,
-                    seed_for=lambda k, s, session=session: agent_seed(seed, session, k, s), on_decision=record)
-        session += 1
-    return out
+    """Recorded decisions of Python experts (with ``risk``) and random agents, random chips and pots
+    (tests/decisions.py); the expert's answers without a shared uniform (the batched expert takes none)."""
+    return record_decisions(game, lambda **kw: ExpertAgent(risk=risk, **kw), count, seed, keep_states=keep_states,
+                            shared_uniform=False, pots=(0, 0.5, 1, 2, 3, 4, 6, 10))
 
 
 def assert_same_decisions(expert: BatchedExpert, decisions: Decisions) -> None:
-    obs, mask = decisions.tensors()
-    got = expert.act(obs, mask)
-    assert got.dtype == torch.int64 and got.shape == (len(decisions),)
-    expected = np.asarray(decisions.expected)
-    bad = np.flatnonzero(got.numpy() != expected)
-    if bad.size:
-        game = decisions.game
-        lines = []
-        for i in bad[:8]:
-            legal = [game.action_to_str(int(a)) for a in np.flatnonzero(decisions.masks[i])]
-            lines.append(f"#{i} {decisions.phases[i]}: python {game.action_to_str(int(expected[i]))}, "
-                         f"batched {game.action_to_str(int(got[i]))}, legal {legal}")
-        pytest.fail(f"{bad.size} of {len(decisions)} decisions differ:\n" + "\n".join(lines))
+    check_decisions(expert, decisions, label="batched")
 
 
 DECISIONS = 4000

@@ -12,15 +12,14 @@ uniform (agents/tensor/common.py).
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from agents import EnvView, MatchRunner, agent_seed
-from agents.baselines import BeginnerAgent, ExpertAgent, RandomAgent
+from agents import EnvView
+from agents.baselines import BeginnerAgent, ExpertAgent
 from agents.tensor import TENSOR_AGENTS, batched_opponent, tensor_agent
 from agents.tensor.common import SharedUniform, TensorAgent, check_layout
 from agents.tensor.rows import InfoFromObservation, RowExpert
@@ -28,6 +27,8 @@ from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS, load_preset
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.observation import Numbers
+from tests.decisions import Decisions, assert_same_decisions
+from tests.decisions import play_decisions as record_decisions
 from tests.hidden import perturb_hidden
 
 LEVELS = {"beginner": BeginnerAgent, "expert": ExpertAgent}
@@ -46,88 +47,11 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-class Decisions:
-    """Observations, masks, the Python agent's answers and the phases of many decisions of one game."""
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.obs: list[np.ndarray] = []
-        self.masks: list[np.ndarray] = []
-        self.expected: list[int] = []
-        self.phases: list[str] = []
-        self.uniforms: list[float] = []
-        self.states: list[tuple] = []
-
-    def __len__(self) -> int:
-        return len(self.expected)
-
-    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return torch.from_numpy(np.stack(self.obs)), torch.from_numpy(np.stack(self.masks))
-
-    def u(self) -> torch.Tensor:
-        """The uniform of each decision's fallback draw (the Python agent drew from the same one)."""
-        return torch.tensor(self.uniforms, dtype=torch.float32)
-
-    def coverage(self) -> Counter:
-        """Decisions with a real choice (two or more legal actions), by phase."""
-        return Counter(p for p, m in zip(self.phases, self.masks) if m.sum() >= 2)
-
-
 def play_decisions(game: Game, level: str, count: int, seed: int, keep_states: bool = False,
                    **params) -> Decisions:
-    """Random sessions of Python agents of ``level`` and random agents, until ``count`` decisions were seen;
-    each recorded with the answer of a Python agent of ``level`` at the acting seat, whose fallback draw
-    (where its strategy has no rule) takes a recorded uniform (:class:`SharedUniform`)."""
+    """Recorded decisions of Python agents of ``level`` (with ``params``) and random agents (tests/decisions.py)."""
     cls = LEVELS[level]
-    n = game.n
-    probes = [cls(seed=0, **params) for _ in range(n)]
-    for seat, probe in enumerate(probes):
-        probe.setup(game, seat)
-    out = Decisions(game)
-    rng = np.random.default_rng(seed)
-    draws = np.random.default_rng(seed + 1)
-    chips_game = game.scoring.uses_chips
-    bankroll, stake = (game.config.bankroll, game.stake) if chips_game else (0, 0)
-
-    def record(state, seat, obs, mask, info, action):
-        out.obs.append(obs.copy())
-        out.masks.append(mask.copy())
-        out.phases.append(info["phase"])
-        u = float(np.float32(draws.random()))
-        out.uniforms.append(u)
-        probes[seat].rng = SharedUniform([u])
-        out.expected.append(probes[seat].act(obs, mask, info))
-        if keep_states:
-            out.states.append((game.clone(state), seat))
-
-    runner = MatchRunner(game)
-    session = 0
-    while len(out) < count:
-        lineup = [cls(**params) if rng.random() < 0.5 else RandomAgent() for _ in range(n)]
-        extra = {}
-        if chips_game:
-            extra["chips"] = rng.integers(1, 2 * bankroll, size=n).tolist()
-            extra["pot"] = int(rng.choice([0, stake, 2 * stake, 4 * stake, 10 * stake]))
-        runner.play(lineup, dealer=int(rng.integers(n)), session_seed=seed * 10_000 + session, on_decision=record,
-                    seed_for=lambda k, s, session=session: agent_seed(seed, session, k, s), **extra)
-        session += 1
-    return out
-
-
-def assert_same_decisions(agent: TensorAgent, decisions: Decisions) -> None:
-    obs, mask = decisions.tensors()
-    got = agent.act(obs, mask, u=decisions.u())
-    assert got.dtype == torch.int64 and got.shape == (len(decisions),)
-    expected = np.asarray(decisions.expected)
-    bad = np.flatnonzero(got.numpy() != expected)
-    if bad.size:
-        game = decisions.game
-        lines = []
-        for i in bad[:8]:
-            legal = [game.action_to_str(int(a)) for a in np.flatnonzero(decisions.masks[i])]
-            lines.append(f"#{i} {decisions.phases[i]}: python {game.action_to_str(int(expected[i]))}, "
-                         f"tensor {game.action_to_str(int(got[i]))}, legal {legal}")
-        pytest.fail(f"{bad.size} of {len(decisions)} decisions differ:\n" + "\n".join(lines))
+    return record_decisions(game, lambda **kw: cls(**params, **kw), count, seed, keep_states=keep_states)
 
 
 def _check(game: Game, level: str, count: int, seed: int, **params) -> Decisions:
