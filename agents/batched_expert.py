@@ -380,19 +380,25 @@ class BatchedExpert:
         return torch.where(mask.sum(dim=1) == 1, first_legal, action)
 
 
+def seeded_generator(seed: int, device: torch.device | str) -> tuple[torch.device, torch.Generator]:
+    """The device and a ``torch.Generator`` on it seeded with ``seed`` (a whole number >= 0, checked)."""
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed={seed!r} is not allowed; allowed: a whole number >= 0")
+    device = torch.device(device)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(int(seed))
+    return device, generator
+
+
 class BatchedRandom:
     """Uniformly random legal actions for many games at once, from a seeded ``torch.Generator``."""
 
     name = "random"
 
     def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0) -> None:
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed={seed!r} is not allowed; allowed: a whole number >= 0")
         self.game = game
-        self.device = torch.device(device)
+        self.device, self.generator = seeded_generator(seed, device)
         self.num_actions = game.num_actions
-        self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(int(seed))
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from agents.batched_expert import order_keys, pick
+from agents.batched_expert import order_keys, pick, seeded_generator
 from agents.strategies.common import Strategy
 from mauscheln_env.cards import SUITS
 from mauscheln_env.engine import PLAYING_ROLES, Game, Role
@@ -114,13 +114,9 @@ class TensorAgent:
     """Whether the strategy runs as tensor code over the batch (False: a Python loop over the rows)."""
 
     def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0) -> None:
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed={seed!r} is not allowed; allowed: a whole number >= 0")
         self.game = game
-        self.device = torch.device(device)
+        self.device, self.generator = seeded_generator(seed, device)
         self.num_actions = game.num_actions
-        self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(int(seed))
 
     def propose(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """int64[B]: the strategy's answer per row, -1 where it has none."""
