@@ -221,6 +221,30 @@ def test_seat_gae_cuts_each_session_where_its_deal_ended():
     assert ret[:3, 1].tolist() == [6.0, 6.0, 5.0]  # seat 0: 1 at t=1 + boot 5; seat 1: boot 6
 
 
+@pytest.mark.parametrize("backend", ["batched", "reference"])
+@pytest.mark.parametrize("ruleset", ["mauscheln", "mouche"])
+def test_bootstrap_observes_only_the_sessions_it_needs(backend, ruleset):
+    """The trainer's bootstrap encodes a few (session, seat) pairs; they equal observe() and state() of those."""
+    from mauscheln_env.ruleargs import rule_config
+    from mauscheln_env.vecenv import make_vector_env
+    from mauscheln_env.vector import sample_legal
+    from train.ppo_selfplay import _critic_rows, _observe_rows
+
+    envs = make_vector_env(rule_config(ruleset, None, {}, max_deals=(3, "--max-deals")), 12, backend=backend, seed=3)
+    mask = envs.reset(seed=5).mask
+    gen = torch.Generator().manual_seed(1)
+    n = envs.num_players
+    for _ in range(25):
+        rows = torch.randperm(12, generator=gen)[:5]
+        pair_rows, pair_seats = rows.repeat(n), torch.arange(n).repeat_interleave(5)
+        want = torch.cat([envs.observe(s)[rows] for s in range(n)])
+        assert torch.equal(_observe_rows(envs, pair_rows, pair_seats), want)
+        seat_hot = torch.nn.functional.one_hot(pair_seats, n).float()
+        assert torch.equal(_critic_rows(envs, pair_rows, pair_seats, n),
+                           torch.cat([envs.state()[pair_rows], seat_hot], dim=1))
+        mask = envs.step(sample_legal(mask, gen)).mask
+
+
 def test_sb3_wrapper_checkers_and_rewards():
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
