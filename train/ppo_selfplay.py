@@ -699,7 +699,7 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     summary: dict[str, Any] = {"run_dir": str(run_dir)}
     decisions_done = int(stats.get("decisions", start_update * B * T))  # decisions kept in rollouts so far
     decisions_at_start = decisions_done
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
 
     for update in range(start_update, num_updates):
         if args.max_updates is not None and update - start_update >= args.max_updates:
@@ -916,6 +916,9 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
 
     elapsed = time.perf_counter() - t_start
     summary["decisions_per_second"] = (decisions_done - decisions_at_start) / max(elapsed, 1e-9)
+    # CPU seconds of this process (every thread): on a shared machine the wall clock also counts the waits
+    summary["decisions_per_cpu_second"] = (decisions_done - decisions_at_start) / max(time.process_time() - cpu_start,
+                                                                                     1e-9)
     summary["policy"] = str(save_policy(run_dir / "policy.safetensors", net, game,
                                         extra={"args": dataclasses.asdict(args), "decisions": decisions_done}))
     if args.final_eval_deals and (args.max_updates is None):
@@ -938,7 +941,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         print(f"chart: {chart}" if chart else "no chart: matplotlib is not installed (pip install -e '.[plot]')")
     writer.close()
     print(f"\ntraining throughput: {summary['decisions_per_second']:,.0f} decisions/s end to end "
-          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads)")
+          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads; "
+          f"{summary['decisions_per_cpu_second']:,.0f} per CPU second)")
     print(f"run directory: {run_dir}\ntensorboard --logdir {run_dir}")
     return summary
 
