@@ -133,6 +133,32 @@ def test_killed_run_resumes_with_the_same_next_update(tmp_path):
     assert any(not torch.equal(a[k], c[k]) for k in a)
 
 
+BATCHED_RUN = ["--config", str(SMOKE), "--backend", "batched", "--num-envs", "24", "--num-steps", "16",
+               "--total-decisions", "1152", "--pool-every", "1", "--pool-size", "2", "--baseline-opponents", "random"]
+
+
+@pytest.mark.parametrize("central", [False, True], ids=["observation critic", "central critic"])
+def test_batched_run_resumes_exactly(tmp_path, central):
+    """On the batched backend too (snapshots and a baseline as opponents, rollouts that finish their deals,
+    sessions of three deals bootstrapped at the cut), a run stopped after two updates and resumed makes exactly
+    the third update of the uninterrupted run."""
+    flags = [*BATCHED_RUN, *(["--central-critic"] if central else [])]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full"), "--seed", "5"]) == 0
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--seed", "5", "--max-updates", "2"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    a = _weights(tmp_path / "full" / "checkpoints" / "update_000003" / "policy.safetensors")
+    b = _weights(tmp_path / "part" / "checkpoints" / "update_000003" / "policy.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_reference_run_against_a_python_agent_with_a_central_critic(tmp_path):
+    """A registered agent that is not tensor code plays its seats through the reference engine's views."""
+    assert train_main(["--config", str(SMOKE), "--run-dir", str(tmp_path / "run"), "--central-critic",
+                       "--self-play-prob", "0", "--baseline-opponents", "learned:checkpoint=mauscheln4",
+                       "--num-steps", "16", "--total-decisions", "256"]) == 0
+    assert (tmp_path / "run" / "policy.safetensors").is_file()
+
+
 def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):
     from agents.learned import load_policy, save_policy
 

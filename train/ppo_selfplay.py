@@ -742,28 +742,26 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
             kept = torch.ones(B, dtype=torch.bool, device=device) if t < T else running
             seat = to_act.to(device)
             ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
-            with torch.inference_mode():  # no autograd bookkeeping in the rollout
-                x, trump = net.prepare(obs)
-                critic_in = _critic_input(envs, obs, seat, n) if args.central_critic else x
-                logits = net.logits_of(x, trump, mask)
-                action = sample_actions(logits, gen if device.type == "cpu" else None)
-                logp_all, _ = masked_distribution(logits, mask)
-                value = net.value_of(critic_in)
-                for k, opp in enumerate(opponent_nets, start=1):
-                    rows = (ctrl == k).nonzero().squeeze(-1)
-                    if rows.numel():
-                        opp_trump = None if trump is None else trump[rows]
-                        action[rows] = sample_actions(opp.logits_of(x[rows], opp_trump, mask[rows]),
-                                                      gen if device.type == "cpu" else None)
-                if baselines:
-                    _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets))
-            obs_buf[t], mask_buf[t] = x, mask
+            if t < T:
+                rows = None
+                x, trump, critic_in, action, logp, value = _policy_step(
+                    net, opponent_nets, baselines, envs, args, obs, mask, seat, ctrl, gen, None)
+            else:
+                # Finishing the deals still running: only those sessions' decisions are kept, so only they ask
+                # the players; every other session (its rollout cut already) takes its first legal action.
+                rows = running.nonzero().squeeze(-1)
+                action = mask.to(torch.uint8).argmax(1)
+                val_buf[t] = 0.0
+                x, trump, critic_in, action[rows], logp, value = _policy_step(
+                    net, opponent_nets, baselines, envs, args, obs[rows], mask[rows], seat[rows], ctrl[rows], gen,
+                    rows)
+            at = t if rows is None else (t, rows)
+            obs_buf[at], val_buf[at], logp_buf[at] = x, value, logp
             if trump is not None:
-                trump_buf[t] = trump
+                trump_buf[at] = trump
             if args.central_critic:
-                critic_buf[t] = critic_in
-            act_buf[t], val_buf[t], seat_buf[t] = action, value, seat
-            logp_buf[t] = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+                critic_buf[at] = critic_in
+            mask_buf[t], act_buf[t], seat_buf[t] = mask, action, seat
             learner_buf[t] = (ctrl == 0) & kept
             phase_stats.record(obs, action, seat, (ctrl == 0) & kept)
             step = envs.step(action)
@@ -1153,9 +1151,42 @@ def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]
     return players
 
 
+def _policy_step(net: PolicyNet, opponent_nets: list[PolicyNet], baselines: list[Any], envs: Any, args: Args,
+                 obs: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor, ctrl: torch.Tensor,
+                 gen: torch.Generator, rows: torch.Tensor | None
+                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One decision in each of the given sessions (``rows`` of the batch, or all when None): the learner's
+    input ``x``, trump suits, critic input, the actions (learner, snapshots and baselines by ``ctrl``), the
+    log-probability of each action under the learner and the learner's value."""
+    sampler = gen if obs.device.type == "cpu" else None
+    n = envs.num_players
+    with torch.inference_mode():  # no autograd bookkeeping in the rollout
+        x, trump = net.prepare(obs)
+        if args.central_critic:
+            critic_in = (_critic_input(envs, obs, seat, n) if rows is None
+                         else _critic_rows(envs, rows, seat, n).to(obs.device))
+        else:
+            critic_in = x
+        logits = net.logits_of(x, trump, mask)
+        action = sample_actions(logits, sampler)
+        logp_all, _ = masked_distribution(logits, mask)
+        value = net.value_of(critic_in)
+        for k, opp in enumerate(opponent_nets, start=1):
+            mine = (ctrl == k).nonzero().squeeze(-1)
+            if mine.numel():
+                opp_trump = None if trump is None else trump[mine]
+                action[mine] = sample_actions(opp.logits_of(x[mine], opp_trump, mask[mine]), sampler)
+        if baselines:
+            _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets), rows)
+        logp = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+    return x, trump, critic_in, action, logp, value
+
+
 def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat: torch.Tensor,
-                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int) -> None:
-    """Overwrite ``action`` in the sessions whose acting seat a scripted baseline plays."""
+                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int,
+                      sessions: torch.Tensor | None = None) -> None:
+    """Overwrite ``action`` in the rows whose acting seat a scripted baseline plays (row i is session
+    ``sessions[i]``, or session i when None)."""
     for k, player in enumerate(baselines):
         rows = (ctrl == pool + 1 + k).nonzero().squeeze(-1)
         if not rows.numel():
@@ -1167,7 +1198,7 @@ def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat:
 
         view = EnvView(envs.config)
         for b in rows.tolist():
-            view.bind(envs.states[b])
+            view.bind(envs.states[b if sessions is None else int(sessions[b])])
             view.refresh()
             observation, action_mask, info = view.seat_view(int(seat[b]))
             action[b] = player[int(seat[b])].act(observation, action_mask, info)
