@@ -84,6 +84,20 @@ def test_reference_run_against_the_tensor_baselines_of_mousel(tmp_path):
     assert "update 2/2" in proc.stdout
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "configs" / "train").glob("*.yaml")), ids=lambda p: p.name)
+def test_training_presets_load_for_every_ruleset(path):
+    """Every preset in configs/train/ is a valid configuration; fast.yaml for each ruleset's default table."""
+    import dataclasses
+
+    from mauscheln_env.config import RULESETS
+    from train.ppo_selfplay import check_args, load_config
+
+    args = load_config(path)
+    if path.name == "fast.yaml":
+        for ruleset in RULESETS:
+            check_args(dataclasses.replace(args, ruleset=ruleset))
+
+
 def test_opponent_assignment_covers_both_formats():
     from train.ppo_selfplay import _assign, make_args
 
