@@ -84,6 +84,20 @@ def test_reference_run_against_the_tensor_baselines_of_mousel(tmp_path):
     assert "update 2/2" in proc.stdout
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "configs" / "train").glob("*.yaml")), ids=lambda p: p.name)
+def test_training_presets_load_for_every_ruleset(path):
+    """Every preset in configs/train/ is a valid configuration; fast.yaml for each ruleset's default table."""
+    import dataclasses
+
+    from mauscheln_env.config import RULESETS
+    from train.ppo_selfplay import check_args, load_config
+
+    args = load_config(path)
+    if path.name == "fast.yaml":
+        for ruleset in RULESETS:
+            check_args(dataclasses.replace(args, ruleset=ruleset))
+
+
 def test_opponent_assignment_covers_both_formats():
     from train.ppo_selfplay import _assign, make_args
 
@@ -131,6 +145,32 @@ def test_killed_run_resumes_with_the_same_next_update(tmp_path):
     assert proc.returncode == 0
     c = _weights(other / "checkpoints" / "update_000003" / "policy.safetensors")
     assert any(not torch.equal(a[k], c[k]) for k in a)
+
+
+BATCHED_RUN = ["--config", str(SMOKE), "--backend", "batched", "--num-envs", "24", "--num-steps", "16",
+               "--total-decisions", "1152", "--pool-every", "1", "--pool-size", "2", "--baseline-opponents", "random"]
+
+
+@pytest.mark.parametrize("central", [False, True], ids=["observation critic", "central critic"])
+def test_batched_run_resumes_exactly(tmp_path, central):
+    """On the batched backend too (snapshots and a baseline as opponents, rollouts that finish their deals,
+    sessions of three deals bootstrapped at the cut), a run stopped after two updates and resumed makes exactly
+    the third update of the uninterrupted run."""
+    flags = [*BATCHED_RUN, *(["--central-critic"] if central else [])]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full"), "--seed", "5"]) == 0
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--seed", "5", "--max-updates", "2"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    a = _weights(tmp_path / "full" / "checkpoints" / "update_000003" / "policy.safetensors")
+    b = _weights(tmp_path / "part" / "checkpoints" / "update_000003" / "policy.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_reference_run_against_a_python_agent_with_a_central_critic(tmp_path):
+    """A registered agent that is not tensor code plays its seats through the reference engine's views."""
+    assert train_main(["--config", str(SMOKE), "--run-dir", str(tmp_path / "run"), "--central-critic",
+                       "--self-play-prob", "0", "--baseline-opponents", "learned:checkpoint=mauscheln4",
+                       "--num-steps", "16", "--total-decisions", "256"]) == 0
+    assert (tmp_path / "run" / "policy.safetensors").is_file()
 
 
 def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):
@@ -219,6 +259,30 @@ def test_seat_gae_cuts_each_session_where_its_deal_ended():
     _, ret = _seat_gae(rewards, values, seats, dones, boot, torch.tensor([2, 2]), gamma=1.0, lam=1.0)
     assert ret[:3, 0].tolist() == [-4.0, 2.0, -4.0]
     assert ret[:3, 1].tolist() == [6.0, 6.0, 5.0]  # seat 0: 1 at t=1 + boot 5; seat 1: boot 6
+
+
+@pytest.mark.parametrize("backend", ["batched", "reference"])
+@pytest.mark.parametrize("ruleset", ["mauscheln", "mouche"])
+def test_bootstrap_observes_only_the_sessions_it_needs(backend, ruleset):
+    """The trainer's bootstrap encodes a few (session, seat) pairs; they equal observe() and state() of those."""
+    from mauscheln_env.ruleargs import rule_config
+    from mauscheln_env.vecenv import make_vector_env
+    from mauscheln_env.vector import sample_legal
+    from train.ppo_selfplay import _critic_rows, _observe_rows
+
+    envs = make_vector_env(rule_config(ruleset, None, {}, max_deals=(3, "--max-deals")), 12, backend=backend, seed=3)
+    mask = envs.reset(seed=5).mask
+    gen = torch.Generator().manual_seed(1)
+    n = envs.num_players
+    for _ in range(25):
+        rows = torch.randperm(12, generator=gen)[:5]
+        pair_rows, pair_seats = rows.repeat(n), torch.arange(n).repeat_interleave(5)
+        want = torch.cat([envs.observe(s)[rows] for s in range(n)])
+        assert torch.equal(_observe_rows(envs, pair_rows, pair_seats), want)
+        seat_hot = torch.nn.functional.one_hot(pair_seats, n).float()
+        assert torch.equal(_critic_rows(envs, pair_rows, pair_seats, n),
+                           torch.cat([envs.state()[pair_rows], seat_hot], dim=1))
+        mask = envs.step(sample_legal(mask, gen)).mask
 
 
 def test_sb3_wrapper_checkers_and_rewards():

@@ -62,6 +62,7 @@ import tyro
 import yaml
 
 from agents.learned import MAX_LAYERS, MAX_WIDTH, NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
+from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError, shown
 from mauscheln_env.files import atomic_write_text
@@ -698,7 +699,7 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     summary: dict[str, Any] = {"run_dir": str(run_dir)}
     decisions_done = int(stats.get("decisions", start_update * B * T))  # decisions kept in rollouts so far
     decisions_at_start = decisions_done
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
 
     for update in range(start_update, num_updates):
         if args.max_updates is not None and update - start_update >= args.max_updates:
@@ -734,34 +735,33 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                 running = (last_kind == 0) & ~last_ended
                 settled = ~running & ~last_ended  # a deal ended at T-1 and the session goes on
                 if settled.any():
-                    boot[settled] = _boot_values(net, envs, args, n, device)[settled]
+                    rows = settled.nonzero().squeeze(-1)
+                    boot[rows] = _boot_values(net, envs, args, n, rows)
             if t >= T and (not running.any() or t == TE):
                 break
             kept = torch.ones(B, dtype=torch.bool, device=device) if t < T else running
             seat = to_act.to(device)
             ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
-            with torch.no_grad():
-                x, trump = net.prepare(obs)
-                critic_in = _critic_input(envs, obs, seat, n) if args.central_critic else x
-                logits = net.logits_of(x, trump, mask)
-                action = sample_actions(logits, gen if device.type == "cpu" else None)
-                logp_all, _ = masked_distribution(logits, mask)
-                value = net.value_of(critic_in)
-                for k, opp in enumerate(opponent_nets, start=1):
-                    rows = (ctrl == k).nonzero().squeeze(-1)
-                    if rows.numel():
-                        opp_trump = None if trump is None else trump[rows]
-                        action[rows] = sample_actions(opp.logits_of(x[rows], opp_trump, mask[rows]),
-                                                      gen if device.type == "cpu" else None)
-            if baselines:
-                _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets))
-            obs_buf[t], mask_buf[t] = x, mask
+            if t < T:
+                rows = None
+                x, trump, critic_in, action, logp, value = _policy_step(
+                    net, opponent_nets, baselines, envs, args, obs, mask, seat, ctrl, gen, None)
+            else:
+                # Finishing the deals still running: only those sessions' decisions are kept, so only they ask
+                # the players; every other session (its rollout cut already) takes its first legal action.
+                rows = running.nonzero().squeeze(-1)
+                action = mask.to(torch.uint8).argmax(1)
+                val_buf[t] = 0.0
+                x, trump, critic_in, action[rows], logp, value = _policy_step(
+                    net, opponent_nets, baselines, envs, args, obs[rows], mask[rows], seat[rows], ctrl[rows], gen,
+                    rows)
+            at = t if rows is None else (t, rows)
+            obs_buf[at], val_buf[at], logp_buf[at] = x, value, logp
             if trump is not None:
-                trump_buf[t] = trump
+                trump_buf[at] = trump
             if args.central_critic:
-                critic_buf[t] = critic_in
-            act_buf[t], val_buf[t], seat_buf[t] = action, value, seat
-            logp_buf[t] = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+                critic_buf[at] = critic_in
+            mask_buf[t], act_buf[t], seat_buf[t] = mask, action, seat
             learner_buf[t] = (ctrl == 0) & kept
             phase_stats.record(obs, action, seat, (ctrl == 0) & kept)
             step = envs.step(action)
@@ -780,7 +780,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                     running &= ~cut
                     goes_on = cut & ~ended  # a session of several deals: bootstrap at the next deal
                     if goes_on.any():
-                        boot[goes_on] = _boot_values(net, envs, args, n, device)[goes_on]
+                        rows = goes_on.nonzero().squeeze(-1)
+                        boot[rows] = _boot_values(net, envs, args, n, rows)
             if opponent_nets:  # the learner's result (chips per learner seat) against each snapshot it met
                 opp = controllers.max(dim=1).values
                 is_learner = (controllers == 0).float()
@@ -798,7 +799,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         steps = t
         if running.any():  # deals still running after finish_steps: bootstrap from the seats' observations
             cut_at[running] = steps - 1
-            boot[running] = _boot_values(net, envs, args, n, device)[running]
+            rows = running.nonzero().squeeze(-1)
+            boot[rows] = _boot_values(net, envs, args, n, rows)
 
         # -- GAE along each seat's own decisions, each session up to its cut ---------------------------
         adv_buf, ret_buf = _seat_gae(rew_buf[:steps] * args.reward_scale, val_buf[:steps], seat_buf[:steps],
@@ -807,14 +809,16 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         # -- PPO update over the learner's decisions -------------------------------------------------
         net.train()
         kept_steps = torch.arange(steps, device=device)[:, None] <= cut_at[None, :]
-        sel = (learner_buf[:steps] & kept_steps).reshape(-1)
-        b_obs, b_mask = obs_buf[:steps].reshape(-1, D)[sel], mask_buf[:steps].reshape(-1, A)[sel]
+        # The learner's decisions, as rows of the flattened buffers: each minibatch gathers its rows straight
+        # from the storage (no copy of every learner row first); the small per-decision columns are taken once.
+        sel = (learner_buf[:steps] & kept_steps).reshape(-1).nonzero().squeeze(-1)
+        flat_obs, flat_mask = obs_buf[:steps].view(-1, D), mask_buf[:steps].view(-1, A)
+        flat_critic = critic_buf[:steps].view(steps * B, -1) if args.central_critic else None
         b_trump = trump_buf[:steps].reshape(-1)[sel] if args.trump_first else None
-        b_critic = critic_buf[:steps].reshape(steps * B, -1)[sel] if args.central_critic else b_obs
         b_act, b_logp = act_buf[:steps].reshape(-1)[sel], logp_buf[:steps].reshape(-1)[sel]
         b_adv, b_ret = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel]
         b_val = val_buf[:steps].reshape(-1)[sel]
-        size = int(sel.sum())
+        size = int(sel.numel())
         # Exactly num_minibatches nearly equal minibatches (no tiny remainder batch with its own full step);
         # the logged losses are means over the last epoch's minibatches.
         chunks = min(args.num_minibatches, max(size, 1))
@@ -824,8 +828,10 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
             order = torch.randperm(size, generator=gen).to(device)
             epoch_losses = []
             for idx in torch.tensor_split(order, chunks):
-                logits = net.logits_of(b_obs[idx], None if b_trump is None else b_trump[idx], b_mask[idx])
-                logp_all, entropy = masked_distribution(logits, b_mask[idx])
+                rows = sel[idx]
+                mb_obs, mb_mask = flat_obs.index_select(0, rows), flat_mask.index_select(0, rows)
+                logits = net.logits_of(mb_obs, None if b_trump is None else b_trump[idx], mb_mask)
+                logp_all, entropy = masked_distribution(logits, mb_mask)
                 new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
                 ratio = (new_logp - b_logp[idx]).exp()
                 with torch.no_grad():
@@ -835,7 +841,7 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                 adv = b_adv[idx]
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                new_v = net.value_of(b_critic[idx])
+                new_v = net.value_of(flat_critic.index_select(0, rows) if args.central_critic else mb_obs)
                 if args.clip_vloss:
                     v_clipped = b_val[idx] + (new_v - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
                     vl = 0.5 * torch.max((new_v - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
@@ -908,6 +914,9 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
 
     elapsed = time.perf_counter() - t_start
     summary["decisions_per_second"] = (decisions_done - decisions_at_start) / max(elapsed, 1e-9)
+    # CPU seconds of this process (every thread): on a shared machine the wall clock also counts the waits
+    summary["decisions_per_cpu_second"] = (decisions_done - decisions_at_start) / max(time.process_time() - cpu_start,
+                                                                                     1e-9)
     summary["policy"] = str(save_policy(run_dir / "policy.safetensors", net, game,
                                         extra={"args": dataclasses.asdict(args), "decisions": decisions_done}))
     if args.final_eval_deals and (args.max_updates is None):
@@ -930,7 +939,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         print(f"chart: {chart}" if chart else "no chart: matplotlib is not installed (pip install -e '.[plot]')")
     writer.close()
     print(f"\ntraining throughput: {summary['decisions_per_second']:,.0f} decisions/s end to end "
-          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads)")
+          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads; "
+          f"{summary['decisions_per_cpu_second']:,.0f} per CPU second)")
     print(f"run directory: {run_dir}\ntensorboard --logdir {run_dir}")
     return summary
 
@@ -982,20 +992,45 @@ def _update_pool_scores(pool_scores: list[float], won: torch.Tensor, deals: torc
             pool_scores[k] = decay * pool_scores[k] + (1 - decay) * float(won[k] / deals[k])
 
 
-def _boot_values(net: PolicyNet, envs: Any, args: Args, n: int, device: torch.device) -> torch.Tensor:
-    """``[B, n]``: the value of every seat's current observation (the critic's guess of what it gets from here)."""
-    with torch.no_grad():
-        values = []
-        for s in range(n):
-            obs = envs.observe(s).to(device)
-            seat = torch.full((obs.shape[0],), s, device=device)
-            values.append(net.value(_critic_input(envs, obs, seat, n) if args.central_critic else obs))
-        return torch.stack(values, dim=1)
+def _boot_values(net: PolicyNet, envs: Any, args: Args, n: int, rows: torch.Tensor) -> torch.Tensor:
+    """``[len(rows), n]``: the value of every seat's current observation in sessions ``rows`` (the critic's guess
+    of what each seat gets from here), one forward pass over all (session, seat) pairs."""
+    R = rows.shape[0]
+    pair_rows = rows.repeat(n)  # seat-major: seat 0 of every row, then seat 1, ...
+    pair_seats = torch.arange(n, device=rows.device).repeat_interleave(R)
+    obs = _observe_rows(envs, pair_rows, pair_seats)
+    with torch.inference_mode():
+        values = net.value(_critic_rows(envs, pair_rows, pair_seats, n) if args.central_critic else obs)
+    return values.view(n, R).t()
+
+
+def _observe_rows(envs: Any, rows: torch.Tensor, seats: torch.Tensor) -> torch.Tensor:
+    """``float32[len(rows), D]``: the observation of seat ``seats[i]`` in session ``rows[i]`` (rows may repeat).
+
+    On the batched engine only those sessions are encoded (``envs.observe`` would encode every session);
+    elsewhere one ``observe`` per seat, keeping the rows asked for.
+    """
+    if isinstance(envs, BatchedMauscheln):
+        return envs.encoder.encode(envs.st.select(rows), seats)
+    out = torch.empty(rows.shape[0], envs.obs_size)
+    for s in seats.unique().tolist():
+        at = (seats == s).nonzero().squeeze(-1)
+        out[at] = envs.observe(s)[rows[at].cpu()].to(out.device)
+    return out.to(rows.device)
 
 
 def _critic_input(envs: Any, obs: torch.Tensor, seat: torch.Tensor, n: int) -> torch.Tensor:
     state = envs.state().to(obs.device)
     return torch.cat([state, torch.nn.functional.one_hot(seat.long(), n).float()], dim=1)
+
+
+def _critic_rows(envs: Any, rows: torch.Tensor, seats: torch.Tensor, n: int) -> torch.Tensor:
+    """The centralised critic's input (the full state of session ``rows[i]`` and seat ``seats[i]``)."""
+    if isinstance(envs, BatchedMauscheln):
+        state = envs.state_encoder.encode(envs.st.select(rows), torch.zeros_like(rows))
+    else:
+        state = envs.state()[rows.cpu()].to(rows.device)
+    return torch.cat([state, torch.nn.functional.one_hot(seats.long(), n).float()], dim=1)
 
 
 def _seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, dones: torch.Tensor,
@@ -1051,7 +1086,7 @@ class _PhaseStats:
         self.scale = float(game.config.options.get("bankroll", 1))
         self.phases = game.spec.phases
         self.named = {name: game.action_ids.get(name) for name in ("mauscheln", "go", "pass", "done", "knock")}
-        self.counts: dict[str, list[float]] = {}
+        self.counts: dict[str, torch.Tensor] = {}  # hits and totals
 
     def record(self, obs: torch.Tensor, action: torch.Tensor, seat: torch.Tensor, learner: torch.Tensor) -> None:
         phase = obs[:, self.phase_slice].argmax(1)
@@ -1060,33 +1095,40 @@ class _PhaseStats:
         position = (-dealer_rel) % self.game.n  # acting seat's place after the dealer: 0 = dealer
         pot = obs[:, self.pot_index] * self.scale if self.pot_index is not None else torch.zeros_like(phase, dtype=torch.float)
         bucket = torch.where(pot < 8, 0, torch.where(pot < 24, 1, 2))
+        n = self.game.n
         for name, phase_name, yes in (("declare", "declare", "mauscheln"), ("go_with", "go_with", "go"),
                                       ("knock", "knock", "knock")):
             if phase_name not in self.phases or self.named[yes] is None:
                 continue
             sel = learner & has_phase & (phase == self.phases.index(phase_name))
-            if not sel.any():
-                continue
             said = (action == self.named[yes]) & sel
-            self._add(f"{name}_rate/all", said.sum().item(), sel.sum().item())
-            for p in range(self.game.n):
-                m = sel & (position == p)
-                self._add(f"{name}_rate/seat_after_dealer_{p}", (said & m).sum().item(), m.sum().item())
-            for k, label in enumerate(("pot_lt_8", "pot_8_23", "pot_ge_24")):
-                m = sel & (bucket == k)
-                self._add(f"{name}_rate/{label}", (said & m).sum().item(), m.sum().item())
+            # One count per (position, pot bucket): hits and totals, summed on the tensors (no sync per step).
+            cell = position * 3 + bucket
+            self._add(name, torch.stack([torch.bincount(cell[said], minlength=3 * n),
+                                         torch.bincount(cell[sel], minlength=3 * n)]))
         if "exchange" in self.phases and self.named["done"] is not None:
             sel = learner & has_phase & (phase == self.phases.index("exchange"))
-            self._add("exchange/cards_marked_per_decision", ((action != self.named["done"]) & sel).sum().item(),
-                      sel.sum().item())
+            self._add("exchange", torch.stack([((action != self.named["done"]) & sel).sum(), sel.sum()]))
 
-    def _add(self, key: str, hits: float, total: float) -> None:
-        c = self.counts.setdefault(key, [0.0, 0.0])
-        c[0] += hits
-        c[1] += total
+    def _add(self, key: str, counts: torch.Tensor) -> None:
+        if key in self.counts:
+            self.counts[key] += counts
+        else:
+            self.counts[key] = counts.clone()
 
     def summary(self) -> dict[str, float]:
-        return {k: h / t for k, (h, t) in self.counts.items() if t > 0}
+        n, out = self.game.n, {}
+        for key, counts in self.counts.items():
+            if key == "exchange":
+                rows = {"exchange/cards_marked_per_decision": counts.tolist()}
+            else:
+                cells = counts.view(2, n, 3).double()
+                rows = {f"{key}_rate/all": cells.sum((1, 2)).tolist()}
+                rows.update({f"{key}_rate/seat_after_dealer_{p}": cells[:, p].sum(1).tolist() for p in range(n)})
+                rows.update({f"{key}_rate/{label}": cells[:, :, k].sum(1).tolist()
+                             for k, label in enumerate(("pot_lt_8", "pot_8_23", "pot_ge_24"))})
+            out.update({tag: hits / total for tag, (hits, total) in rows.items() if total > 0})
+        return out
 
 
 def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
@@ -1109,9 +1151,42 @@ def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]
     return players
 
 
+def _policy_step(net: PolicyNet, opponent_nets: list[PolicyNet], baselines: list[Any], envs: Any, args: Args,
+                 obs: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor, ctrl: torch.Tensor,
+                 gen: torch.Generator, rows: torch.Tensor | None
+                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One decision in each of the given sessions (``rows`` of the batch, or all when None): the learner's
+    input ``x``, trump suits, critic input, the actions (learner, snapshots and baselines by ``ctrl``), the
+    log-probability of each action under the learner and the learner's value."""
+    sampler = gen if obs.device.type == "cpu" else None
+    n = envs.num_players
+    with torch.inference_mode():  # no autograd bookkeeping in the rollout
+        x, trump = net.prepare(obs)
+        if args.central_critic:
+            critic_in = (_critic_input(envs, obs, seat, n) if rows is None
+                         else _critic_rows(envs, rows, seat, n).to(obs.device))
+        else:
+            critic_in = x
+        logits = net.logits_of(x, trump, mask)
+        action = sample_actions(logits, sampler)
+        logp_all, _ = masked_distribution(logits, mask)
+        value = net.value_of(critic_in)
+        for k, opp in enumerate(opponent_nets, start=1):
+            mine = (ctrl == k).nonzero().squeeze(-1)
+            if mine.numel():
+                opp_trump = None if trump is None else trump[mine]
+                action[mine] = sample_actions(opp.logits_of(x[mine], opp_trump, mask[mine]), sampler)
+        if baselines:
+            _baseline_actions(envs, baselines, ctrl, seat, obs, mask, action, len(opponent_nets), rows)
+        logp = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+    return x, trump, critic_in, action, logp, value
+
+
 def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat: torch.Tensor,
-                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int) -> None:
-    """Overwrite ``action`` in the sessions whose acting seat a scripted baseline plays."""
+                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int,
+                      sessions: torch.Tensor | None = None) -> None:
+    """Overwrite ``action`` in the rows whose acting seat a scripted baseline plays (row i is session
+    ``sessions[i]``, or session i when None)."""
     for k, player in enumerate(baselines):
         rows = (ctrl == pool + 1 + k).nonzero().squeeze(-1)
         if not rows.numel():
@@ -1123,7 +1198,7 @@ def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat:
 
         view = EnvView(envs.config)
         for b in rows.tolist():
-            view.bind(envs.states[b])
+            view.bind(envs.states[b if sessions is None else int(sessions[b])])
             view.refresh()
             observation, action_mask, info = view.seat_view(int(seat[b]))
             action[b] = player[int(seat[b])].act(observation, action_mask, info)
