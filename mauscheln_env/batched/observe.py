@@ -280,8 +280,13 @@ class Encoder:
         k = self.k
         N = k.N
         M = masks.shape[0]
-        if torch.compiler.is_compiling():  # fused: the bits by shifting, straight into the output
+        if torch.compiler.is_compiling() and N % 16 == 0:  # fused: the bits by shifting, straight into the output
             cells = ((masks[:, :, None] >> k.card_ar) & 1).to(torch.float32)
+        elif torch.compiler.is_compiling():
+            # Fused, set by set: inductor's CPU code does not vectorize one loop over K * N cells when N is no
+            # multiple of 16 (it divides each index by N); a loop of N cells per set does (twice as fast).
+            sets = [((masks[:, j, None] >> k.card_ar) & 1).to(torch.float32) for j in range(masks.shape[1])]
+            cells = torch.cat(sets, 1).view(M, -1, N)
         else:  # eager: one lookup of 8 floats per byte beats shifting every bit
             cells = k.expand(masks, N)
         col = 0
