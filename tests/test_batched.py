@@ -213,6 +213,9 @@ def test_every_option_long(ruleset, variant, num_players, compile):
 @pytest.mark.parametrize(("ruleset", "num_players"), table_cases())
 def test_every_table_long_sessions(ruleset, num_players, compile):
     config = make_config(ruleset, num_players, max_deals=None)
-    floors = {"terminated": 32, **dict.fromkeys(DEAL_KINDS_OF[ruleset], 1)}
+    # These sessions end only by ruin (in muschka, a score reaching exactly 0): 500 steps of 256 sessions see 6 to 26
+    # of them end at the tables that end least (classic at 3 and 6, mousel at 7, mouche at 3, muschka at 7;
+    # 2026-12-01, the seeds below), so the floor asks for a few ends: the check cannot pass without any.
+    floors = {"terminated": 4, **dict.fromkeys(DEAL_KINDS_OF[ruleset], 1)}
     run_case(config, Variant(weights={"pass": 1.3}, floors=floors), ruleset, num_envs=256, steps=500,
              seed=3 + num_players, compile=compile)
