@@ -7,11 +7,14 @@ strings and the network's shape. :func:`load_policy` refuses a file that does
 not match the environment it is asked to play in, with a message that says
 what differs. Nothing is ever unpickled.
 
+    agent = make_agent("learned")                                     # the policy shipped for the table
     agent = make_agent("learned", checkpoint="mauscheln4")             # samples from the policy (seeded)
     agent = make_agent("learned", checkpoint="path/to/policy.safetensors", greedy=True)
 
 ``checkpoint`` is a path or the name of a policy shipped in
-``agents/policies/`` (``available_policies()`` lists them).
+``agents/policies/`` (``available_policies()`` lists them); without it the
+agent plays the policy shipped for the table it is set up for
+(``<ruleset><players>``, :func:`shipped_policy_name`).
 """
 
 from __future__ import annotations
@@ -282,6 +285,18 @@ def available_policies() -> list[str]:
     return sorted(p.stem for p in POLICY_DIR.glob("*.safetensors"))
 
 
+def shipped_policy_name(game: Game) -> str:
+    """The name of the policy shipped for ``game``'s table (``<ruleset><players>``, e.g. ``mousel4``): what
+    ``learned`` without a checkpoint plays. Raises :class:`CheckpointError` naming the shipped policies when
+    there is none for that ruleset and player count."""
+    name = f"{game.config.ruleset}{game.n}"
+    if name not in available_policies():
+        raise CheckpointError(f"no policy is shipped for {game.config.ruleset} with {game.n} players; shipped: "
+                              f"{', '.join(available_policies()) or 'none'}; allowed: learned:checkpoint=PATH "
+                              "(a policy file or a run directory) or a table that has a shipped policy")
+    return name
+
+
 def _json_meta(meta: dict[str, str], key: str, kind: type, path: Path, default: str | None = None) -> Any:
     text = meta.get(key, default)
     if text is None:
@@ -460,12 +475,19 @@ class LearnedAgent(Agent):
 
     name = "learned"
     param_help = {"checkpoint": "a policy file, a run directory or a shipped policy name "
-                                f"({', '.join(available_policies()) or 'none shipped'})"}
+                                f"({', '.join(available_policies()) or 'none shipped'}); default: the policy "
+                                "shipped for the table (<ruleset><players>)"}
 
-    def __init__(self, seed: int | None = None, checkpoint: str = "mauscheln4", greedy: bool = False) -> None:
+    def __init__(self, seed: int | None = None, checkpoint: str | None = None, greedy: bool = False) -> None:
         super().__init__(seed)
-        self.params = {"checkpoint": str(checkpoint), "greedy": greedy}
-        self.net, self.layout, self.extra = read_policy(checkpoint)
+        self.params = {"checkpoint": None if checkpoint is None else str(checkpoint), "greedy": greedy}
+        self.net: PolicyNet | None = None
+        self.layout: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
+        self.source: str | None = None if checkpoint is None else str(checkpoint)
+        """The checkpoint played: the one given, else the table's shipped policy once :meth:`setup` ran."""
+        if checkpoint is not None:
+            self.net, self.layout, self.extra = read_policy(checkpoint)
         self.greedy = greedy
 
     @classmethod
@@ -482,6 +504,7 @@ class LearnedAgent(Agent):
         Agent.__init__(agent, seed)
         agent.params = {"checkpoint": str(label), "greedy": bool(greedy)}
         agent.net, agent.layout, agent.extra, agent.greedy = net.eval(), layout_of(game), {}, bool(greedy)
+        agent.source = None
         check_compatible(agent.layout, game, str(label))
         if net.spec.obs_size != Observer(game).size or net.spec.num_actions != game.num_actions:
             raise CheckpointError(f"{label}: a network of {net.spec.obs_size} inputs and {net.spec.num_actions} "
@@ -490,11 +513,20 @@ class LearnedAgent(Agent):
 
     def setup(self, game: Game, seat: int) -> None:
         super().setup(game, seat)
-        check_compatible(self.layout, game, self.params["checkpoint"])
+        source = self.params["checkpoint"]
+        if source is None:  # the shipped policy of this table, read once per table it is set up for
+            source = shipped_policy_name(game)
+            if self.source != source:
+                self.net, self.layout, self.extra = read_policy(source)
+                self.source = source
+        check_compatible(self.layout, game, source)
 
     @torch.no_grad()
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
         legal = legal_ids(action_mask)
+        if self.net is None:
+            raise CheckpointError("learned without a checkpoint plays the shipped policy of the table it is set "
+                                  "up for; call setup(game, seat) before act")
         obs = torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0)
         mask = torch.as_tensor(np.asarray(action_mask, dtype=bool)).unsqueeze(0)
         logits = self.net.masked_logits(obs, mask)[0]

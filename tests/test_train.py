@@ -52,15 +52,26 @@ def test_batched_run_against_the_tensor_baselines(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-@pytest.mark.parametrize("ruleset", ["muschka"])
-def test_batched_run_on_another_ruleset(tmp_path, ruleset):
-    """Every ruleset trains on the batched backend, here against the tensor `random` opponent."""
-    proc = run_train("--run-dir", str(tmp_path / "run"), "--backend", "batched", "--ruleset", ruleset,
-                     "--num-envs", "16", "--total-decisions", "1024", "--self-play-prob", "0",
-                     "--baseline-opponents", "random", "--pool-size", "0", "--checkpoint-every", "2")
+RULESET_PRESETS = {"mauscheln": "expert.yaml", "mauscheln_classic": "mauscheln_classic.yaml",
+                   "mousel": "mousel.yaml", "mouche": "mouche.yaml", "muschka": "muschka.yaml"}
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESET_PRESETS))
+def test_each_rulesets_preset_in_a_smoke_run(tmp_path, ruleset):
+    """The preset behind each ruleset's shipped policy, shrunk: the batched backend, the tensor `expert` in the
+    field, snapshots, a periodic and a final evaluation, and a policy that loads at that ruleset's table."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "train.ppo_selfplay", "--config", str(ROOT / "configs" / "train" / RULESET_PRESETS[ruleset]),
+         "--run-dir", str(tmp_path / "run"), "--num-envs", "16", "--num-steps", "16",
+         "--num-minibatches", "2", "--total-decisions", "768", "--pool-every", "1", "--eval-every", "2", "--eval-deals", "2",
+         "--final-eval-deals", "2", "--final-eval-agents", "random"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "update 2/2" in proc.stdout and "decisions/s end to end (batched backend" in proc.stdout
-    assert (tmp_path / "run" / "policy.safetensors").is_file()
+    assert "update 3/3" in proc.stdout and "decisions/s end to end (batched backend" in proc.stdout
+    assert "final evaluation: 2 duplicate deals" in proc.stdout
+    agent = LearnedAgent(checkpoint=str(tmp_path / "run"))
+    agent.setup(Game(make_config(ruleset, 4)), 0)
 
 
 @pytest.mark.parametrize("ruleset", ["mauscheln_classic", "mousel", "mouche", "muschka"])
@@ -386,17 +397,39 @@ def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
         trump_first_tables(Game(make_config("mauscheln", 4, weli=True, deck_size=33)))
 
 
-def test_the_shipped_policy_loads_by_name_and_beats_random():
-    """agents/policies/mauscheln4.safetensors: loadable by name, legal play, and better than random (duplicate)."""
-    from agents.base import make_agent
-    from agents.evaluate import Settings, evaluate_pair
+SHIPPED = {"mauscheln4": ("mauscheln", 4)}
+"""Every policy in agents/policies/ and the table it was trained for (a file missing or added fails a test)."""
+
+
+def test_the_shipped_policies_are_the_listed_ones():
     from agents.learned import available_policies
 
-    assert "mauscheln4" in available_policies()
-    agent = make_agent("learned", checkpoint="mauscheln4", seed=1)
-    agent.setup(Game(make_config("mauscheln", 4)), 0)
-    result = evaluate_pair("learned:checkpoint=mauscheln4", "random", Settings(deals=40, seed=3))
+    assert available_policies() == sorted(SHIPPED)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_each_shipped_policy_loads_by_name_and_beats_random(name):
+    """Loadable by name, the default of `learned` at its table, legal play, and better than random (duplicate)."""
+    from agents.base import make_agent
+    from agents.evaluate import Settings, evaluate_pair
+
+    ruleset, players = SHIPPED[name]
+    game = Game(make_config(ruleset, players))
+    agent = make_agent("learned", seed=1)
+    agent.setup(game, 0)
+    assert agent.source == name
+    result = evaluate_pair("learned", "random", Settings(ruleset=ruleset, players=players, deals=40, seed=3))
     assert result.advantage.low > 0, result.advantage
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_each_shipped_policy_refuses_another_game(name):
+    ruleset, players = SHIPPED[name]
+    agent = LearnedAgent(checkpoint=name)
+    other = "mousel" if ruleset != "mousel" else "mouche"
+    for game in (Game(make_config(ruleset, players + 1)), Game(make_config(other, players))):
+        with pytest.raises(CheckpointError, match=f"trained for {ruleset}, {players} players"):
+            agent.setup(game, 0)
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -97,7 +97,7 @@ def checkpoint_hash(agent: Agent) -> str | None:
     """SHA-256 of the weights an agent plays, if it plays a file (a learned policy, an SB3 model)."""
     learned = sys.modules.get("agents.learned")
     if learned is not None and isinstance(agent, learned.LearnedAgent):
-        return file_sha256(learned.resolve_checkpoint(agent.params["checkpoint"]))
+        return None if agent.source is None else file_sha256(learned.resolve_checkpoint(agent.source))
     for key in CHECKPOINT_PARAMS:
         value = agent.params.get(key)
         if isinstance(value, str) and Path(value).is_file():
