@@ -540,6 +540,41 @@ class LearnedAgent(Agent):
         return action
 
 
+class BatchedLearned:
+    """A frozen learned policy over ``(obs, mask)`` batches: the tensor form of :class:`LearnedAgent`, for the
+    batched engine's tables (a trainer's opponents, ``baseline_opponents: [learned:checkpoint=...]``).
+
+    ``checkpoint`` as for :class:`LearnedAgent` (default: the policy shipped for ``game``'s table); the policy
+    must have been trained for ``game``. Its weights never receive gradients (``requires_grad`` is off and
+    :meth:`act` runs under ``inference_mode``). It samples from a ``torch.Generator`` seeded with ``seed`` (the
+    trainer reseeds :attr:`generator` every update), so its draws are not those of the numpy generator of
+    :class:`LearnedAgent`; with ``greedy=True`` both play the most likely action, decision for decision.
+    """
+
+    name = "learned"
+
+    def __init__(self, game: Game, device: torch.device | str = "cpu", seed: int = 0, checkpoint: str | None = None,
+                 greedy: bool = False) -> None:
+        from agents.batched_expert import seeded_generator
+
+        if not isinstance(greedy, bool):
+            raise ValueError(f"greedy={greedy!r} is not allowed; allowed: true or false")
+        self.source = shipped_policy_name(game) if checkpoint is None else str(checkpoint)
+        self.device, self.generator = seeded_generator(seed, device)
+        self.net = load_policy(self.source, game).to(self.device).requires_grad_(False)
+        self.greedy = greedy
+        self.num_actions = game.num_actions
+
+    @torch.inference_mode()
+    def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """obs float[B, D], mask bool[B, A] -> int64[B]: an action of each row, legal where its mask has one."""
+        mask = mask.to(self.device, torch.bool)
+        if mask.dim() != 2 or mask.shape[1] != self.num_actions:
+            raise ValueError(f"mask has shape {tuple(mask.shape)}; allowed: [B, {self.num_actions}]")
+        logits = self.net.masked_logits(obs.to(self.device, torch.float32), mask)
+        return logits.argmax(dim=1) if self.greedy else sample_actions(logits, self.generator)
+
+
 def rules_of(layout: dict[str, Any]) -> Game:
     """The :class:`Game` a checkpoint was trained for."""
     rules = dict(layout["rules"])

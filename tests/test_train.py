@@ -162,6 +162,71 @@ BATCHED_RUN = ["--config", str(SMOKE), "--backend", "batched", "--num-envs", "24
                "--total-decisions", "1152", "--pool-every", "1", "--pool-size", "2", "--baseline-opponents", "random"]
 
 
+def test_frozen_learned_opponents_on_the_batched_backend(tmp_path, monkeypatch):
+    """A shipped policy as a batched opponent (`learned:checkpoint=...`): the run trains, the opponent acts on
+    its rows and its weights never change nor receive gradients; a run resumed after a stop repeats the update."""
+    import train.ppo_selfplay as trainer
+    from agents.learned import BatchedLearned, read_policy
+
+    made: list[list] = []
+    build = trainer._baseline_players
+    monkeypatch.setattr(trainer, "_baseline_players", lambda *a: made.append(build(*a)) or made[-1])
+    acted = []
+    act = BatchedLearned.act
+    monkeypatch.setattr(BatchedLearned, "act", lambda self, o, m: acted.append(len(o)) or act(self, o, m))
+    flags = [*BATCHED_RUN[:-1], "learned:checkpoint=mauscheln4", "--self-play-prob", "0", "--baseline-prob", "1"]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full"), "--seed", "5"]) == 0
+    (opponent,) = made[0]
+    assert isinstance(opponent, BatchedLearned) and sum(acted) > 0
+    shipped, _, _ = read_policy("mauscheln4")
+    for (name, w), (_, w0) in zip(opponent.net.named_parameters(), shipped.named_parameters(), strict=True):
+        assert not w.requires_grad and w.grad is None, name
+        torch.testing.assert_close(w, w0, rtol=0, atol=0)
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--seed", "5", "--max-updates", "2"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    a = _weights(tmp_path / "full" / "checkpoints" / "update_000003" / "policy.safetensors")
+    b = _weights(tmp_path / "part" / "checkpoints" / "update_000003" / "policy.safetensors")
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+
+
+def test_a_warm_start_plays_the_policy_it_starts_from(tmp_path, capsys):
+    """--init-from: the learner starts with exactly the policy's logits (so its actions at step 0 are the
+    policy's), then learns from there; a policy of another table or network shape is refused before anything
+    is written."""
+    from agents.learned import CheckpointError, NetSpec, PolicyNet, read_policy, trump_first_tables
+    from mauscheln_env.vecenv import make_vector_env
+    from train.ppo_selfplay import _init_from
+
+    game = Game(make_config("mauscheln", 4))
+    envs = make_vector_env(game.config, 64, backend="batched", seed=0)
+    obs, mask, _ = envs.reset(seed=2)
+    start, _, _ = read_policy("mauscheln4")
+    net = PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (128, 128), None, True), trump_first_tables(game))
+    assert not torch.equal(net.masked_logits(obs, mask), start.masked_logits(obs, mask))
+    _init_from(net, "mauscheln4", game)
+    torch.testing.assert_close(net.masked_logits(obs, mask), start.masked_logits(obs, mask), rtol=0, atol=0)
+    with pytest.raises(CheckpointError, match=r"--hidden: policy \[128, 128\], run \[64\]"):
+        _init_from(PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (64,), None, True), trump_first_tables(game)),
+                   "mauscheln4", game)
+
+    flags = [*BATCHED_RUN, "--hidden", "128", "128", "--trump-first", "--init-from", "mauscheln4"]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "warm"), "--max-updates", "1"]) == 0
+    assert "learner initialised from mauscheln4" in capsys.readouterr().out
+    moved, _, _ = read_policy(tmp_path / "warm" / "checkpoints" / "update_000001" / "policy.safetensors")
+    fresh = PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (128, 128), None, True), trump_first_tables(game))
+
+    def agree(a: PolicyNet, b: PolicyNet) -> float:  # share of rows where both nets' most likely actions agree
+        return float((a.masked_logits(obs, mask).argmax(1) == b.masked_logits(obs, mask).argmax(1)).float().mean())
+
+    assert not torch.equal(moved.masked_logits(obs, mask), start.masked_logits(obs, mask))  # it learned ...
+    assert agree(moved, start) > max(0.8, agree(fresh, start)), (agree(moved, start), agree(fresh, start))  # ... from it
+    assert train_main([*flags[:-6], "--run-dir", str(tmp_path / "shape"), "--init-from", "mauscheln4"]) == 2
+    assert train_main([*flags, "--run-dir", str(tmp_path / "table"), "--ruleset", "mousel"]) == 2
+    assert "trained for mauscheln, 4 players" in capsys.readouterr().err
+    assert not (tmp_path / "shape").exists() and not (tmp_path / "table").exists()
+
+
 @pytest.mark.parametrize("central", [False, True], ids=["observation critic", "central critic"])
 def test_batched_run_resumes_exactly(tmp_path, central):
     """On the batched backend too (snapshots and a baseline as opponents, rollouts that finish their deals,

@@ -153,7 +153,7 @@ class Args:
     pool_every: int = 10
     """Updates between snapshots added to the pool."""
     baseline_opponents: list[str] = field(default_factory=list)
-    """Scripted agents drawn as opponents, e.g. [expert]: random, beginner and expert of every ruleset on any backend (over obs and mask, agents.tensor), any other registered agent with backend: reference."""
+    """Fixed opponents drawn from, e.g. [expert]: random, beginner and expert of every ruleset and frozen learned policies (learned:checkpoint=PATH or a shipped name) on any backend (over obs and mask, agents.tensor), any other registered agent with backend: reference."""
     checkpoint_every: int = 10
     """Updates between checkpoints (and always at the end)."""
     eval_every: int = 0
@@ -170,6 +170,9 @@ class Args:
     """Where run directories are made."""
     run_dir: str | None = None
     """Run directory (default: runs_root/<ruleset>__<exp_name>__<seed>__<time>)."""
+    init_from: str | None = None
+    """Start the learner from this policy (a file, a run directory or a shipped name) instead of random weights;
+    it must be trained for this table and have this run's network shape (--hidden, --trump-first, critic)."""
     resume: str | None = None
     """Run directory to continue from its last checkpoint (its config.yaml fixes every other option)."""
     max_updates: int | None = None
@@ -324,6 +327,7 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "final_eval_agents": _texts(),
     "runs_root": _text(),
     "run_dir": _text(none=True),
+    "init_from": _text(none=True),
     "resume": _text(none=True),
     "max_updates": _whole(1, none=True),
     "config": _text(none=True),
@@ -642,6 +646,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
 
     net = PolicyNet(NetSpec(D, A, tuple(args.hidden), critic_size, args.trump_first),
                     trump_first_tables(game) if args.trump_first else None).to(device)
+    if args.init_from is not None and not args.resume:
+        _init_from(net, args.init_from, game)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     num_updates = max(1, args.total_decisions // (B * T))
     start_update, pool, stats = 0, [], {}
@@ -1129,6 +1135,26 @@ class _PhaseStats:
                              for k, label in enumerate(("pot_lt_8", "pot_8_23", "pot_ge_24"))})
             out.update({tag: hits / total for tag, (hits, total) in rows.items() if total > 0})
         return out
+
+
+def _init_from(net: PolicyNet, source: str, game: Game) -> None:
+    """Load the weights of the policy ``source`` into the learner ``net`` (a warm start); refused unless it was
+    trained for ``game`` and has ``net``'s shape."""
+    from agents.learned import CheckpointError, check_compatible, read_policy
+
+    start, layout, _ = read_policy(source)
+    check_compatible(layout, game, source)
+    mine, theirs = net.spec, start.spec
+    shape = [(flag, have, want) for flag, have, want in (
+        ("--hidden", list(theirs.hidden), list(mine.hidden)),
+        ("--trump-first", theirs.trump_first, mine.trump_first),
+        ("--central-critic", theirs.critic_size is not None, mine.critic_size is not None)) if have != want]
+    if shape:
+        raise CheckpointError(f"--init-from {source}: its network differs from this run's ("
+                              + "; ".join(f"{flag}: policy {have}, run {want}" for flag, have, want in shape)
+                              + "); allowed: the policy's values of those options")
+    net.load_state_dict(start.state_dict())
+    print(f"learner initialised from {source}", flush=True)
 
 
 def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:

@@ -29,7 +29,7 @@ A ruleset missing from the table gets the Python strategy row by row at both
 levels (which plays random legal actions where it has no strategy).
 
 :func:`batched_opponent` builds the batched opponents by name for the trainer
-(``random``, ``beginner``, ``expert``).
+(``random``, ``beginner``, ``expert``, and ``learned``: a frozen policy from a checkpoint).
 """
 
 from __future__ import annotations
@@ -83,8 +83,16 @@ _OPPONENTS: dict[str, Callable[..., Any]] = {
     "beginner": lambda game, device, seed, **params: tensor_agent("beginner", game, device, seed, **params),
     "expert": lambda game, device, seed, **params: tensor_agent("expert", game, device, seed, **params),
     "random": lambda game, device, seed: BatchedRandom(game, device, seed=seed),
+    "learned": lambda game, device, seed, **params: _batched_learned(game, device, seed, **params),
 }
 """Batched opponents by name: ``factory(game, device, seed, **params)``."""
+
+
+def _batched_learned(game: Game, device: torch.device | str, seed: int, **params: Any) -> Any:
+    from agents.learned import BatchedLearned  # torch-only module, loaded when a learned opponent is asked for
+
+    return BatchedLearned(game, device, seed, **params)
+
 BATCHED_OPPONENTS = frozenset(_OPPONENTS)
 """The scripted agents that have a batched version (the trainer uses them on any backend)."""
 
@@ -93,8 +101,9 @@ def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", 
                      **params: Any) -> Any:
     """A batched opponent by name: an object with ``.act(obs, mask) -> int64[B]``.
 
-    ``beginner`` and ``expert`` (:func:`tensor_agent`; the expert takes keyword ``risk``), or ``random``
-    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``).
+    ``beginner`` and ``expert`` (:func:`tensor_agent`; the expert takes keyword ``risk``), ``random``
+    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``), or ``learned``
+    (:class:`agents.learned.BatchedLearned`: a frozen policy, keywords ``checkpoint`` and ``greedy``).
     """
     if name not in _OPPONENTS:
         raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
