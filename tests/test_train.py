@@ -242,11 +242,22 @@ def test_batched_run_resumes_exactly(tmp_path, central):
 
 
 def test_reference_run_against_a_python_agent_with_a_central_critic(tmp_path):
-    """A registered agent that is not tensor code plays its seats through the reference engine's views."""
-    assert train_main(["--config", str(SMOKE), "--run-dir", str(tmp_path / "run"), "--central-critic",
-                       "--self-play-prob", "0", "--baseline-opponents", "learned:checkpoint=mauscheln4",
-                       "--num-steps", "16", "--total-decisions", "256"]) == 0
-    assert (tmp_path / "run" / "policy.safetensors").is_file()
+    """A registered agent that is not tensor code plays its seats through one reused view of the reference
+    engine; it is reseeded every update, so a stopped run resumes exactly with it too."""
+    from agents.base import register_agent
+    from agents.baselines import RandomAgent
+
+    register_agent("py_random", RandomAgent, "a Python agent that draws from its generator (test)")
+    flags = ["--config", str(SMOKE), "--central-critic", "--self-play-prob", "0", "--baseline-opponents",
+             "py_random", "--num-steps", "16", "--total-decisions", "384", "--seed", "4"]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full")]) == 0
+    assert (tmp_path / "full" / "policy.safetensors").is_file()
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--max-updates", "2"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    a = _weights(tmp_path / "full" / "checkpoints" / "update_000003" / "policy.safetensors")
+    b = _weights(tmp_path / "part" / "checkpoints" / "update_000003" / "policy.safetensors")
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
 def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path):

@@ -716,7 +716,10 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
         rng = np.random.default_rng(seed_for(args.seed, update, 2))
         for k, player in enumerate(baselines):  # scripted opponents that sample draw from (seed, update) too
-            if hasattr(player, "generator"):
+            if isinstance(player, PythonSeats):  # one Python agent per seat (reference backend)
+                for seat, agent in enumerate(player.agents):
+                    agent.reset(seed_for(args.seed, update, 7, k, seat))
+            elif hasattr(player, "generator"):
                 player.generator.manual_seed(seed_for(args.seed, update, 7, k))
 
         # -- rollout: fresh sessions, one opponent assignment per session ------------------------
@@ -1161,6 +1164,7 @@ def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]
     """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat."""
     from agents.base import make_agent, parse_agent_spec
     from agents.tensor import BATCHED_OPPONENTS, batched_opponent
+    from agents.views import EnvView
 
     players: list[Any] = []
     for k, spec in enumerate(args.baseline_opponents):
@@ -1173,8 +1177,17 @@ def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]
             agent = make_agent(name, seed=seed_for(args.seed, 7, k, seat), **params)
             agent.setup(game, seat)
             row.append(agent)
-        players.append(row)
+        players.append(PythonSeats(row, EnvView(game.config)))
     return players
+
+
+@dataclass
+class PythonSeats:
+    """A Python baseline on the reference backend: its agent at each seat and the one view that builds their
+    observations and info dicts, bound to each session in turn."""
+
+    agents: list[Any]
+    view: Any
 
 
 def _policy_step(net: PolicyNet, opponent_nets: list[PolicyNet], baselines: list[Any], envs: Any, args: Args,
@@ -1217,17 +1230,15 @@ def _baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat:
         rows = (ctrl == pool + 1 + k).nonzero().squeeze(-1)
         if not rows.numel():
             continue
-        if not isinstance(player, list):  # tensor code over the whole batch
+        if not isinstance(player, PythonSeats):  # tensor code over the whole batch
             action[rows] = player.act(obs[rows], mask[rows])
             continue
-        from agents.views import EnvView
-
-        view = EnvView(envs.config)
+        view = player.view
         for b in rows.tolist():
             view.bind(envs.states[b if sessions is None else int(sessions[b])])
             view.refresh()
             observation, action_mask, info = view.seat_view(int(seat[b]))
-            action[b] = player[int(seat[b])].act(observation, action_mask, info)
+            action[b] = player.agents[int(seat[b])].act(observation, action_mask, info)
 
 
 def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int, seed: int, path: Path,
