@@ -1,7 +1,8 @@
 """The ``mauscheln`` command: one entry point, one subcommand per job.
 
 ``mauscheln demo`` plays and renders a short session between any agents;
-``mauscheln train`` trains a policy by self-play; ``mauscheln eval`` runs
+``mauscheln train`` trains a policy by self-play; ``mauscheln exploit`` trains
+a best response against a frozen agent and measures its gain; ``mauscheln eval`` runs
 duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
 ``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
 leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
@@ -21,6 +22,7 @@ SUBCOMMANDS = {
     "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
     "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
     "eval": ("agents.evaluate", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings."),
+    "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
     "play": ("agents.play", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),

@@ -177,6 +177,10 @@ class Args:
     """Run directory to continue from its last checkpoint (its config.yaml fixes every other option)."""
     max_updates: int | None = None
     """Stop after this many updates in this process (for tests; the run can be resumed)."""
+    max_minutes: float | None = None
+    """Stop after the first update that ends past this many minutes of training in this process, with a
+    checkpoint (the run can be resumed); the learning rate still anneals over total_decisions. A time budget
+    depends on the machine, so such a run is not reproducible; the updates it did are printed."""
     config: str | None = None
     """YAML file of these options (configs/train/*.yaml); flags given with it override its values."""
 
@@ -195,11 +199,11 @@ def parse_args(argv: list[str] | None = None) -> Args:
     base = load_config(known.config) if known.config else Args()
     args = tyro_cli(Args, argv, prog=PROG, description=_description(), default=base)
     if args.resume:
-        changed = [f.name for f in dataclasses.fields(Args) if f.name not in ("resume", "max_updates")
+        changed = [f.name for f in dataclasses.fields(Args) if f.name not in ("resume", "max_updates", "max_minutes")
                    and getattr(args, f.name) != getattr(Args(), f.name)]
         if changed:
             raise ConfigError(f"--resume continues a run as its config.yaml says; {', '.join(changed)} cannot be "
-                              "changed (allowed with --resume: --max-updates)")
+                              "changed (allowed with --resume: --max-updates, --max-minutes)")
     check_args(args)
     return args
 
@@ -330,6 +334,7 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "init_from": _text(none=True),
     "resume": _text(none=True),
     "max_updates": _whole(1, none=True),
+    "max_minutes": _number(0, low_open=True, none=True),
     "config": _text(none=True),
 }
 """What every training option allows: ``(check, description)``."""
@@ -617,7 +622,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         if not saved.is_file():
             raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); allowed: a directory written by "
                               f"{PROG}")
-        args = dataclasses.replace(load_config(saved, "run config"), resume=args.resume, max_updates=args.max_updates)
+        args = dataclasses.replace(load_config(saved, "run config"), resume=args.resume, max_updates=args.max_updates,
+                                   max_minutes=args.max_minutes)
         removed = clean_partial_writes(run_dir)
         if removed:
             print(f"removed what an interrupted checkpoint write left behind: {', '.join(removed)}")
@@ -665,7 +671,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         if not args.resume:
-            saved_args = {k: v for k, v in dataclasses.asdict(args).items() if k not in ("resume", "max_updates")}
+            saved_args = {k: v for k, v in dataclasses.asdict(args).items()
+                          if k not in ("resume", "max_updates", "max_minutes")}
             saved_args["run_dir"] = str(run_dir)
             atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(saved_args, sort_keys=False))
         from torch.utils.tensorboard import SummaryWriter
@@ -902,7 +909,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
               f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
         stats = {"pool_scores": pool_scores, "decisions": decisions_done}
-        last = update + 1 == num_updates
+        out_of_time = args.max_minutes is not None and time.perf_counter() - t_start >= 60 * args.max_minutes
+        last = update + 1 == num_updates or out_of_time
         if (update + 1) % args.checkpoint_every == 0 or last or stop.requested:
             save_checkpoint(run_dir, update + 1, net, optimizer, game, args, pool, stats)
         if stop.requested:
@@ -920,8 +928,13 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                     writer.add_scalar(f"eval/advantage_vs_{row['opponent']}", row["mean"], decisions_done)
                 print(f"  eval vs {row['opponent']} ({row['format']}): {row['mean']:+.3f} "
                       f"[{row['low']:+.3f}, {row['high']:+.3f}] over {row['deals']} deals", flush=True)
+        if out_of_time:
+            print(f"stopped after update {update + 1}/{num_updates}: --max-minutes {args.max_minutes:g} reached "
+                  f"({decisions_done:,} decisions; {_resume_hint(run_dir)})", flush=True)
+            break
 
     elapsed = time.perf_counter() - t_start
+    summary["decisions"], summary["seconds"] = decisions_done, elapsed
     summary["decisions_per_second"] = (decisions_done - decisions_at_start) / max(elapsed, 1e-9)
     # CPU seconds of this process (every thread): on a shared machine the wall clock also counts the waits
     summary["decisions_per_cpu_second"] = (decisions_done - decisions_at_start) / max(time.process_time() - cpu_start,
