@@ -523,3 +523,39 @@ def test_bad_training_options_are_refused_with_what_is_allowed(tmp_path, capsys,
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and err.startswith("mauscheln train: error: "), err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("ruleset, tags", [
+    ("mauscheln", ["declare/mauscheln_rate", "declare/pass_rate", "go_with/go_rate", "exchange/card_rate"]),
+    ("mauscheln_classic", ["knock/knock_rate", "declare/mauscheln_rate", "go_with/go_rate"]),
+    ("mousel", ["declare/in_rate", "declare/out_rate", "exchange/done_rate"]),
+    ("mouche", ["decide/stay_rate", "decide/pass_rate", "decide/card_rate"]),
+    ("muschka", ["decide/stay_rate", "decide/pass_rate", "exchange/card_rate"]),
+])
+def test_phase_stats_give_each_ruleset_its_decision_rates(ruleset, tags):
+    """The trainer's TensorBoard rates: every decision phase but the trick play, every action by its string;
+    the rates of a phase sum to 1, and only the learner's decisions count."""
+    from agents.batched_expert import BatchedRandom
+    from mauscheln_env.vecenv import make_vector_env
+    from train.ppo_selfplay import PhaseStats
+
+    game = Game(make_config(ruleset, 4))
+    envs = make_vector_env(game.config, 128, backend="batched", seed=0)
+    obs, mask, to_act = envs.reset(seed=1)
+    stats, nobody, player = PhaseStats(game), PhaseStats(game), BatchedRandom(game, seed=0)
+    for _ in range(40):
+        action = player.act(obs, mask)
+        stats.record(obs, action, to_act, torch.ones(len(action), dtype=torch.bool))
+        nobody.record(obs, action, to_act, torch.zeros(len(action), dtype=torch.bool))
+        step = envs.step(action)
+        obs, mask, to_act = step.obs, step.mask, step.to_act
+    rates = stats.summary()
+    assert nobody.summary() == {}
+    assert all(f"{tag}/all" in rates for tag in tags), sorted(rates)
+    assert not any(tag.startswith("play/") for tag in rates)
+    for phase in {tag.split("/")[0] for tag in rates}:
+        total = sum(v for k, v in rates.items() if k.startswith(f"{phase}/") and k.endswith("/all"))
+        assert total == pytest.approx(1.0), phase
+        for bucket in ("seat_after_dealer_0", "pot_lt_8"):
+            shares = [v for k, v in rates.items() if k.startswith(f"{phase}/") and k.endswith(bucket)]
+            assert not shares or sum(shares) == pytest.approx(1.0), (phase, bucket)

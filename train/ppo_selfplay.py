@@ -735,7 +735,7 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         chips_won = torch.zeros(B, n)
         pool_won = torch.zeros(len(opponent_nets) + 1)  # learner chips against snapshot k (index k)
         pool_deals = torch.zeros(len(opponent_nets) + 1)
-        phase_stats = _PhaseStats(game)
+        phase_stats = PhaseStats(game)
         net.eval()
         # Steps 0..T-1 for every session; then, while some deal that was running at T has not ended, step on
         # (at most finish_steps more). Session b's decisions count up to cut_at[b]: the step that ended that
@@ -1094,8 +1094,16 @@ def _seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, 
     return advantages, advantages + values
 
 
-class _PhaseStats:
-    """How often the learner declares, goes with and exchanges, by seat (relative to the dealer) and pot size."""
+class PhaseStats:
+    """How often the learner takes each action of each decision phase, by seat (relative to the dealer) and
+    pot size: declare ``mauscheln`` or ``pass``, go with, knock, Mousel's ``in`` / ``out``, Mouche's and
+    Muschka's ``stay`` / ``pass``, trump naming, the exchange (``card``: a card marked, ``done``). Every phase
+    but the trick play is counted, every action by its string (card actions together as ``card``), so each
+    ruleset gets its own rates without a rule of its own here. TensorBoard tags
+    ``charts/<phase>/<action>_rate/{all, seat_after_dealer_<p>, pot_lt_8, pot_8_23, pot_ge_24}``.
+    """
+
+    BUCKETS = ("pot_lt_8", "pot_8_23", "pot_ge_24")
 
     def __init__(self, game: Game) -> None:
         from mauscheln_env.observation import Observer
@@ -1106,9 +1114,10 @@ class _PhaseStats:
         self.dealer_slice = observer.slice("dealer")
         self.pot_index = observer.offsets.get("pot")
         self.scale = float(game.config.options.get("bankroll", 1))
-        self.phases = game.spec.phases
-        self.named = {name: game.action_ids.get(name) for name in ("mauscheln", "go", "pass", "done", "knock")}
-        self.counts: dict[str, torch.Tensor] = {}  # hits and totals
+        self.phases = [(k, name) for k, name in enumerate(game.spec.phases) if name != "play"]
+        named = {i: name for name, i in game.action_ids.items()}  # the others are cards
+        self.labels = [named.get(i, "card") for i in range(game.num_actions)]
+        self.counts: dict[str, torch.Tensor] = {}  # per phase: int64[A, n, 3] learner decisions
 
     def record(self, obs: torch.Tensor, action: torch.Tensor, seat: torch.Tensor, learner: torch.Tensor) -> None:
         phase = obs[:, self.phase_slice].argmax(1)
@@ -1117,39 +1126,34 @@ class _PhaseStats:
         position = (-dealer_rel) % self.game.n  # acting seat's place after the dealer: 0 = dealer
         pot = obs[:, self.pot_index] * self.scale if self.pot_index is not None else torch.zeros_like(phase, dtype=torch.float)
         bucket = torch.where(pot < 8, 0, torch.where(pot < 24, 1, 2))
-        n = self.game.n
-        for name, phase_name, yes in (("declare", "declare", "mauscheln"), ("go_with", "go_with", "go"),
-                                      ("knock", "knock", "knock")):
-            if phase_name not in self.phases or self.named[yes] is None:
-                continue
-            sel = learner & has_phase & (phase == self.phases.index(phase_name))
-            said = (action == self.named[yes]) & sel
-            # One count per (position, pot bucket): hits and totals, summed on the tensors (no sync per step).
-            cell = position * 3 + bucket
-            self._add(name, torch.stack([torch.bincount(cell[said], minlength=3 * n),
-                                         torch.bincount(cell[sel], minlength=3 * n)]))
-        if "exchange" in self.phases and self.named["done"] is not None:
-            sel = learner & has_phase & (phase == self.phases.index("exchange"))
-            self._add("exchange", torch.stack([((action != self.named["done"]) & sel).sum(), sel.sum()]))
-
-    def _add(self, key: str, counts: torch.Tensor) -> None:
-        if key in self.counts:
-            self.counts[key] += counts
-        else:
-            self.counts[key] = counts.clone()
+        n, a = self.game.n, self.game.num_actions
+        cell = (action * n + position) * 3 + bucket
+        for k, name in self.phases:  # one count per (action, position, pot bucket), summed on the tensors
+            sel = learner & has_phase & (phase == k)
+            counts = torch.bincount(cell[sel], minlength=a * n * 3).view(a, n, 3)
+            if name in self.counts:
+                self.counts[name] += counts
+            else:
+                self.counts[name] = counts
 
     def summary(self) -> dict[str, float]:
-        n, out = self.game.n, {}
-        for key, counts in self.counts.items():
-            if key == "exchange":
-                rows = {"exchange/cards_marked_per_decision": counts.tolist()}
-            else:
-                cells = counts.view(2, n, 3).double()
-                rows = {f"{key}_rate/all": cells.sum((1, 2)).tolist()}
-                rows.update({f"{key}_rate/seat_after_dealer_{p}": cells[:, p].sum(1).tolist() for p in range(n)})
-                rows.update({f"{key}_rate/{label}": cells[:, :, k].sum(1).tolist()
-                             for k, label in enumerate(("pot_lt_8", "pot_8_23", "pot_ge_24"))})
-            out.update({tag: hits / total for tag, (hits, total) in rows.items() if total > 0})
+        out: dict[str, float] = {}
+        for phase, counts in self.counts.items():
+            grouped: dict[str, torch.Tensor] = {}
+            for action, label in enumerate(self.labels):
+                grouped[label] = grouped.get(label, 0) + counts[action].double()
+            total = counts.sum(0).double()  # [n, 3]
+            if total.sum() == 0:
+                continue
+            for label, hits in grouped.items():
+                if hits.sum() == 0:
+                    continue
+                tag = f"{phase}/{label}_rate"
+                rows = {f"{tag}/all": (hits.sum(), total.sum())}
+                rows.update({f"{tag}/seat_after_dealer_{p}": (hits[p].sum(), total[p].sum())
+                             for p in range(self.game.n)})
+                rows.update({f"{tag}/{b}": (hits[:, k].sum(), total[:, k].sum()) for k, b in enumerate(self.BUCKETS)})
+                out.update({key: float(h / t) for key, (h, t) in rows.items() if t > 0})
         return out
 
 
