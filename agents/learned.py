@@ -518,26 +518,60 @@ class LearnedAgent(Agent):
             source = shipped_policy_name(game)
             if self.source != source:
                 self.net, self.layout, self.extra = read_policy(source)
-                self.source = source
-        check_compatible(self.layout, game, source)
+                self.source, self._checked = source, None
+        if self._checked is not game:  # a match runner sets its agents up at every game of its table
+            check_compatible(self.layout, game, source)
+            self._checked = game
 
-    @torch.no_grad()
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
         legal = legal_ids(action_mask)
         if self.net is None:
             raise CheckpointError("learned without a checkpoint plays the shipped policy of the table it is set "
                                   "up for; call setup(game, seat) before act")
-        obs = torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0)
-        mask = torch.as_tensor(np.asarray(action_mask, dtype=bool)).unsqueeze(0)
-        logits = self.net.masked_logits(obs, mask)[0]
+        actor = self._actor
+        if actor is None or actor.net is not self.net:
+            actor = self._actor = NumpyActor(self.net)
+        logits = actor.logits(np.asarray(observation, dtype=np.float32))[legal].astype(np.float64)
         if self.greedy:
-            action = int(torch.argmax(logits))
-        else:
-            p = torch.softmax(logits, -1).numpy().astype(np.float64)
-            action = int(self.rng.choice(len(p), p=p / p.sum()))
-        if not action_mask[action]:  # cannot happen with a finite mask; kept as a hard guarantee
-            action = int(legal[0])
-        return action
+            return int(legal[int(np.argmax(logits))])
+        e = np.exp(logits - logits.max())
+        p = np.zeros(len(action_mask))
+        p[legal] = e / e.sum()
+        return int(self.rng.choice(len(p), p=p))
+
+    _actor: NumpyActor | None = None
+    _checked: Game | None = None  # the last game the policy was checked against
+
+
+class NumpyActor:
+    """The actor of a :class:`PolicyNet` in numpy, one observation at a time: the Python agent's path, where a
+    torch call per layer costs more than the arithmetic of a small network. Its logits equal the network's up
+    to float32 rounding (``tests/test_train.py`` checks them and the greedy actions)."""
+
+    def __init__(self, net: PolicyNet) -> None:
+        self.net = net
+        self.layers = [(m.weight.detach().cpu().numpy().astype(np.float32),
+                        m.bias.detach().cpu().numpy().astype(np.float32))
+                       for m in net.actor if isinstance(m, nn.Linear)]
+        self.trump_first = net.spec.trump_first
+        if self.trump_first:
+            self.obs_perm = net.obs_perm.cpu().numpy()
+            self.act_perm = net.act_perm.cpu().numpy()
+            self.offset = int(net.trump_offset)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """float32[D] -> float32[A], the unmasked logits over the real actions."""
+        trump = 0
+        if self.trump_first:
+            trump = int(np.argmax(obs[self.offset:self.offset + NUM_SUITS]))
+            obs = obs[self.obs_perm[trump]]
+        x = obs
+        last = len(self.layers) - 1
+        for i, (w, b) in enumerate(self.layers):
+            x = w @ x + b
+            if i < last:
+                x = np.tanh(x)
+        return x[self.act_perm[trump]] if self.trump_first else x
 
 
 class BatchedLearned:

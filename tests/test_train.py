@@ -559,3 +559,35 @@ def test_phase_stats_give_each_ruleset_its_decision_rates(ruleset, tags):
         for bucket in ("seat_after_dealer_0", "pot_lt_8"):
             shares = [v for k, v in rates.items() if k.startswith(f"{phase}/") and k.endswith(bucket)]
             assert not shares or sum(shares) == pytest.approx(1.0), (phase, bucket)
+
+
+@pytest.mark.parametrize("trump_first", [True, False], ids=["trump first", "plain"])
+def test_the_python_agent_plays_the_network_it_loads(trump_first):
+    """LearnedAgent computes the actor in numpy (one observation at a time): its logits are the network's up
+    to float32 rounding, its greedy actions the network's, and it only ever picks legal actions."""
+    from agents.learned import NumpyActor, read_policy
+    from mauscheln_env.vecenv import make_vector_env
+
+    game = Game(make_config("mauscheln", 4))
+    envs = make_vector_env(game.config, 256, backend="batched", seed=0)
+    obs, mask, _ = envs.reset(seed=4)
+    for _ in range(12):  # positions of every phase
+        step = envs.step(torch.where(mask, torch.rand(mask.shape), -1.0).argmax(1))
+        obs, mask = step.obs, step.mask
+    if trump_first:
+        net, _, _ = read_policy("mauscheln4")
+    else:
+        torch.manual_seed(0)
+        net = PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (64, 64), None, False))
+        torch.nn.init.normal_(net.actor[-1].weight, std=0.3)  # logits far apart enough to have an argmax
+    actor = NumpyActor(net)
+    want = net.masked_logits(obs, mask).detach()
+    got = torch.from_numpy(np.stack([actor.logits(o) for o in obs.numpy()]))
+    torch.testing.assert_close(got[mask], want[mask], rtol=1e-5, atol=1e-5)
+    agent = LearnedAgent.from_network(net, game, seed=0, greedy=True)
+    agent.setup(game, 0)
+    picks = torch.tensor([agent.act(o, m, {}) for o, m in zip(obs.numpy(), mask.numpy())])
+    assert torch.equal(picks, want.argmax(1))
+    sampler = LearnedAgent.from_network(net, game, seed=1)
+    sampler.setup(game, 0)
+    assert all(m[sampler.act(o, m, {})] for o, m in zip(obs.numpy(), mask.numpy()))
