@@ -1268,16 +1268,21 @@ def evaluate_policy(net: PolicyNet, game: Game, opponents: list[str], deals: int
                               progress=progress)
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_job(prog: str, job: Any) -> int:
+    """Run ``job()`` (a training job returning its summary) as a command: exit 0, 2 with one line for a user's
+    mistake (bad configuration, run directory or checkpoint; no traceback), 130 when interrupted."""
     try:
-        args = parse_args(argv)
-        summary = train(args)
-    except MauschelnError as exc:  # bad configuration, run directory or checkpoint: say what, no traceback
-        return report(PROG, exc)
+        summary = job()
+    except MauschelnError as exc:
+        return report(prog, exc)
     except (TrainingInterrupted, KeyboardInterrupt) as exc:
-        print(f"{newline_after_ctrl_c()}{PROG}: {exc or 'interrupted'}", file=sys.stderr)
+        print(f"{newline_after_ctrl_c()}{prog}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
     return 130 if summary.get("interrupted") else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_job(PROG, lambda: train(parse_args(argv)))
 
 
 if __name__ == "__main__":
