@@ -183,7 +183,9 @@ class PIMCAgent(Agent):
             options["max_deals"] = 1  # a determinized session is one deal
             self._view = EnvView(make_config(ruleset, n, **options))
             self._sgame = self._view.game
-            self._models = [ExpertAgent(risk=self.model_risk) for _ in range(n)]
+            base = None if self.seed is None else int(np.random.SeedSequence([self.seed, 17]).generate_state(1)[0])
+            self._models = [ExpertAgent(seed=None if base is None else base + s, risk=self.model_risk)
+                            for s in range(n)]
             for s, model in enumerate(self._models):
                 model.setup(self._sgame, s)
         self._fallback.setup(game, seat)
@@ -191,6 +193,9 @@ class PIMCAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._fallback.reset(seed)
+        if seed is not None and hasattr(self, "_models"):  # the search's models draw from this seed too
+            for s, model in enumerate(self._models):
+                model.reset(int(np.random.SeedSequence([seed, 17, s]).generate_state(1)[0]))
         self._plan: tuple[int, list[int]] | None = None
 
     # ------------------------------------------------------------------ decision

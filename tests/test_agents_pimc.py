@@ -91,3 +91,19 @@ def test_pimc_work_per_decision_is_bounded_by_its_sample_budget():
         assert total["searched"] <= total["samples"] <= samples * total["searched"], total
         assert total["searched"] + total["fallbacks"] <= total["decisions"], total
     assert stats == play(3, 1)  # the same seeds do the same work
+
+
+def test_the_searchs_models_draw_from_the_agents_seed():
+    """The expert models inside the search (rollouts, belief) are seeded from the agent: built from its seed and
+    reseeded with every reset(seed), so any random draw of theirs repeats with the seed (they drew from the OS)."""
+    game = Game(make_config("mauscheln", 4))
+
+    def draws(agent_seed, reset_seed):
+        agent = make_agent("pimc", seed=agent_seed)
+        agent.setup(game, 0)
+        before = [m.rng.random() for m in agent._models]
+        agent.reset(reset_seed)
+        return before, [m.rng.random() for m in agent._models]
+
+    assert draws(3, 7) == draws(3, 7)
+    assert draws(3, 7)[1] != draws(3, 8)[1] and draws(3, 7)[0] != draws(4, 7)[0]
