@@ -367,3 +367,28 @@ def test_subproc_vector_env_is_its_shards_side_by_side(ruleset, compile):
         with pytest.raises(IllegalActionError):
             env.step(out.mask.to(torch.int64).argmin(1))
         assert torch.equal(env.observe(out.to_act), out.obs)  # the illegal action reached no worker
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_observe_rows_and_state_rows_are_the_whole_batchs_rows(ruleset):
+    """``observe_rows(rows, seats)`` is ``observe(seat)[row]`` for every (row, seat) asked for, repeats included,
+    and ``state_rows(rows)`` is ``state()[rows]``; bad rows and seats are refused."""
+    env = BatchedMauscheln(table(ruleset), 12, seed=4)
+    out = env.reset(seed=4)
+    gen = torch.Generator().manual_seed(4)
+    for _ in range(20):
+        out = env.step(sample_legal(out.mask, gen))
+    n = env.num_players
+    rows = torch.tensor([0, 5, 5, 11, 3, 0])
+    seats = torch.tensor([0, 1, n - 1, 2, 0, n - 1])
+    whole = torch.stack([env.observe(s) for s in range(n)])  # [seat, row, D]
+    assert torch.equal(env.observe_rows(rows, seats), whole[seats, rows])
+    assert torch.equal(env.state_rows(rows), env.state()[rows])
+    with pytest.raises(MauschelnError, match="rows must lie in 0..11"):
+        env.observe_rows(torch.tensor([12]), torch.tensor([0]))
+    with pytest.raises(MauschelnError, match="seats must lie"):
+        env.observe_rows(torch.tensor([1]), torch.tensor([n]))
+    with pytest.raises(MauschelnError, match="one shape"):
+        env.observe_rows(torch.tensor([1, 2]), torch.tensor([0]))
+    with pytest.raises(MauschelnError, match="1-d integer tensor"):
+        env.state_rows(torch.tensor([0.5]))

@@ -1033,7 +1033,7 @@ def _observe_rows(envs: Any, rows: torch.Tensor, seats: torch.Tensor) -> torch.T
     elsewhere one ``observe`` per seat, keeping the rows asked for.
     """
     if isinstance(envs, BatchedMauscheln):
-        return envs.encoder.encode(envs.st.select(rows), seats)
+        return envs.observe_rows(rows, seats)
     out = torch.empty(rows.shape[0], envs.obs_size)
     for s in seats.unique().tolist():
         at = (seats == s).nonzero().squeeze(-1)
@@ -1049,7 +1049,7 @@ def _critic_input(envs: Any, obs: torch.Tensor, seat: torch.Tensor, n: int) -> t
 def _critic_rows(envs: Any, rows: torch.Tensor, seats: torch.Tensor, n: int) -> torch.Tensor:
     """The centralised critic's input (the full state of session ``rows[i]`` and seat ``seats[i]``)."""
     if isinstance(envs, BatchedMauscheln):
-        state = envs.state_encoder.encode(envs.st.select(rows), torch.zeros_like(rows))
+        state = envs.state_rows(rows)
     else:
         state = envs.state()[rows.cpu()].to(rows.device)
     return torch.cat([state, torch.nn.functional.one_hot(seats.long(), n).float()], dim=1)

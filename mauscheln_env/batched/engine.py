@@ -480,3 +480,31 @@ class BatchedMauscheln(VectorEnv):
         if self._mask_t is None:
             raise MauschelnError("call reset() first")
         return self.state_encoder.encode(self.st, torch.zeros(self.num_envs, dtype=torch.int64, device=self.device))
+
+    def observe_rows(self, rows: torch.Tensor, seats: torch.Tensor) -> torch.Tensor:
+        """``float32[len(rows), D]``: the observation of seat ``seats[i]`` in session ``rows[i]``, encoding only
+        those sessions (rows may repeat); ``observe(seats)[rows]`` without encoding the whole batch."""
+        rows, seats = self._rows(rows), torch.as_tensor(seats, device=self.device).to(torch.int64)
+        if seats.shape != rows.shape:
+            raise MauschelnError(f"rows and seats must have one shape, got {tuple(rows.shape)} and "
+                                 f"{tuple(seats.shape)}")
+        if bool(((seats < 0) | (seats >= self.num_players)).any()):
+            raise MauschelnError(f"seats must lie in 0..{self.num_players - 1}")
+        return self.encoder.encode(self.st.select(rows), seats)
+
+    def state_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """``float32[len(rows), state_size]``: ``state()[rows]``, encoding only those sessions."""
+        rows = self._rows(rows)
+        return self.state_encoder.encode(self.st.select(rows), torch.zeros_like(rows))
+
+    def _rows(self, rows: torch.Tensor) -> torch.Tensor:
+        if self._mask_t is None:
+            raise MauschelnError("call reset() first")
+        rows = torch.as_tensor(rows, device=self.device)
+        if rows.dim() != 1 or rows.dtype not in (torch.int32, torch.int64):
+            raise MauschelnError(f"rows must be a 1-d integer tensor of session indices, got {rows.dtype} "
+                                 f"of shape {tuple(rows.shape)}")
+        rows = rows.to(torch.int64)
+        if bool(((rows < 0) | (rows >= self.num_envs)).any()):
+            raise MauschelnError(f"rows must lie in 0..{self.num_envs - 1}")
+        return rows
