@@ -241,6 +241,60 @@ def test_batched_run_resumes_exactly(tmp_path, central):
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("central", [False, True], ids=["observation critic", "central critic"])
+def test_imitation_teaches_the_teachers_choices_and_resumes_exactly(tmp_path, capsys, central):
+    """--imitate-decisions: the first updates clone the teacher (here 2 of 3), and the network then picks the
+    teacher's action far more often than a fresh one does; a run stopped in the middle of the imitation and
+    resumed makes exactly the updates of the uninterrupted run, the self-play update after it included."""
+    from agents.learned import read_policy
+    from agents.tensor import batched_opponent
+    from mauscheln_env.vecenv import make_vector_env
+
+    flags = [*BATCHED_RUN, "--imitate-decisions", "768", "--imitate-teacher", "expert", "--seed", "5",
+             *(["--central-critic"] if central else [])]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("imitation of expert") == 2 and "update 3/3" in out and "pg " in out.split("update 3/3")[1]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--max-updates", "1"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    for update in ("update_000002", "update_000003"):
+        a = _weights(tmp_path / "full" / "checkpoints" / update / "policy.safetensors")
+        b = _weights(tmp_path / "part" / "checkpoints" / update / "policy.safetensors")
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), update
+
+    game = Game(make_config("mauscheln", 4, max_deals=3))
+    envs = make_vector_env(game.config, 256, backend="batched", seed=0)
+    teacher = batched_opponent("expert", game)
+    obs, mask, _ = envs.reset(seed=11)
+    rows_obs, rows_mask = [], []
+    for _ in range(12):  # fresh positions of every phase, played by the teacher
+        choice = mask.sum(1) > 1
+        rows_obs.append(obs[choice].clone())
+        rows_mask.append(mask[choice].clone())
+        obs, mask, *_ = envs.step(teacher.act(obs, mask))
+    obs, mask = torch.cat(rows_obs), torch.cat(rows_mask)
+    want = teacher.act(obs, mask)
+    cloned, _, _ = read_policy(tmp_path / "full" / "checkpoints" / "update_000002" / "policy.safetensors")
+    first, _, _ = read_policy(tmp_path / "full" / "checkpoints" / "update_000001" / "policy.safetensors")
+    with torch.no_grad():
+        agree = [float((net.masked_logits(obs, mask).argmax(1) == want).float().mean()) for net in (first, cloned)]
+    assert agree[1] > agree[0] > 0.3, agree  # one update already copies much of the expert; the second more
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--imitate-teacher", "random"], "imitate_teacher='random' is not allowed"),
+    (["--imitate-teacher", "pimc"], "imitate_teacher='pimc' is not allowed"),
+    (["--backend", "reference"], "imitate_decisions needs backend='batched'"),
+    (["--imitate-decisions", "1152"], "leaves no self-play update"),
+    (["--imitate-learning-rate", "0"], "imitate_learning_rate=0"),
+])
+def test_bad_imitation_options_are_refused(tmp_path, capsys, flags, says):
+    args = [*BATCHED_RUN, "--imitate-decisions", "384", *flags, "--run-dir", str(tmp_path / "run")]
+    assert train_main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and not (tmp_path / "run").exists()
+
+
 def test_reference_run_against_a_python_agent_with_a_central_critic(tmp_path):
     """A registered agent that is not tensor code plays its seats through one reused view of the reference
     engine; it is reseeded every update, so a stopped run resumes exactly with it too."""

@@ -170,6 +170,14 @@ class Args:
     """Where run directories are made."""
     run_dir: str | None = None
     """Run directory (default: runs_root/<ruleset>__<exp_name>__<seed>__<time>)."""
+    imitate_decisions: int = 0
+    """Decisions of behaviour cloning before self-play: the first imitate_decisions // (num_envs * num_steps)
+    updates let the teacher play every seat and teach the network its choices (masked cross-entropy) and the
+    critic the acting seat's undiscounted return; the remaining updates are PPO. 0: none."""
+    imitate_teacher: str = "expert"
+    """The agent imitated: one that runs batched (expert, beginner, learned:checkpoint=...; random teaches nothing)."""
+    imitate_learning_rate: float = 1e-3
+    """Adam's learning rate during the imitation updates (constant)."""
     init_from: str | None = None
     """Start the learner from this policy (a file, a run directory or a shipped name) instead of random weights;
     it must be trained for this table and have this run's network shape (--hidden, --trump-first, critic)."""
@@ -331,6 +339,9 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "final_eval_agents": _texts(),
     "runs_root": _text(),
     "run_dir": _text(none=True),
+    "imitate_decisions": _whole(0),
+    "imitate_teacher": _text(),
+    "imitate_learning_rate": _number(0, 1, low_open=True),
     "init_from": _text(none=True),
     "resume": _text(none=True),
     "max_updates": _whole(1, none=True),
@@ -361,6 +372,19 @@ def check_args(args: Args) -> None:
     if slow and args.backend != "reference":
         raise ConfigError(f"baseline_opponents {slow} need backend='reference' (they read the info dicts that only "
                           f"the reference engine produces); on the batched backend use {sorted(BATCHED_OPPONENTS)}")
+    if args.imitate_decisions:
+        teacher = parse_agent_spec(args.imitate_teacher)[0]
+        if teacher not in BATCHED_OPPONENTS or teacher == "random":
+            raise ConfigError(f"imitate_teacher={args.imitate_teacher!r} is not allowed; allowed: an agent that runs "
+                              f"batched, {sorted(set(BATCHED_OPPONENTS) - {'random'})}")
+        if args.backend != "batched":
+            raise ConfigError("imitate_decisions needs backend='batched' (the teacher is a tensor agent); allowed: "
+                              "--backend batched, or imitate_decisions=0")
+        if args.imitate_decisions // (args.num_envs * args.num_steps) >= max(1, args.total_decisions
+                                                                            // (args.num_envs * args.num_steps)):
+            raise ConfigError(f"imitate_decisions={args.imitate_decisions} leaves no self-play update of "
+                              f"total_decisions={args.total_decisions}; allowed: fewer imitation decisions than "
+                              "total_decisions minus one update")
     rules_config(args)
 
 
@@ -666,6 +690,14 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
             raise CheckpointError(f"{exc}; allowed: a checkpoint written by {PROG} for this run (to resume from an "
                                   "earlier one, write its folder name into checkpoints/latest)") from None
     baselines = _baseline_players(args, game, device)
+    imitation_updates = args.imitate_decisions // (B * T)
+    teacher = None
+    if imitation_updates > start_update:
+        from agents.base import parse_agent_spec
+        from agents.tensor import batched_opponent
+
+        name, params = parse_agent_spec(args.imitate_teacher)
+        teacher = batched_opponent(name, game, device, seed=seed_for(args.seed, 8), **params)
     # Everything is checked: make the run directory (removed again if the start fails half-way).
     created = not run_dir.exists()
     try:
@@ -718,196 +750,209 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         if args.max_updates is not None and update - start_update >= args.max_updates:
             break
         t_update = time.perf_counter()
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / num_updates)
-        gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
-        rng = np.random.default_rng(seed_for(args.seed, update, 2))
-        for k, player in enumerate(baselines):  # scripted opponents that sample draw from (seed, update) too
-            if isinstance(player, PythonSeats):  # one Python agent per seat (reference backend)
-                for seat, agent in enumerate(player.agents):
-                    agent.reset(seed_for(args.seed, update, 7, k, seat))
-            elif hasattr(player, "generator"):
-                player.generator.manual_seed(seed_for(args.seed, update, 7, k))
+        optimizer.param_groups[0]["lr"] = args.learning_rate * ((1.0 - update / num_updates) if args.anneal_lr else 1.0)
+        if update < imitation_updates:  # behaviour cloning of the teacher before self-play
+            optimizer.param_groups[0]["lr"] = args.imitate_learning_rate
+            n_kept, im = _imitation_round(net, teacher, envs, args, optimizer, update,
+                                          (obs_buf, trump_buf, mask_buf, act_buf, seat_buf, rew_buf, done_buf,
+                                           critic_buf))
+            decisions_done += n_kept
+            dt = time.perf_counter() - t_update
+            for key, value in im.items():
+                writer.add_scalar(f"imitation/{key}", value, decisions_done)
+            writer.add_scalar("charts/decisions_per_second", n_kept / dt, decisions_done)
+            print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
+                  f"imitation of {args.imitate_teacher}: loss {im['policy_loss']:.3f}  v {im['value_loss']:.3f}  "
+                  f"agreement {im['agreement']:.3f}", flush=True)
+        else:
+            gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
+            rng = np.random.default_rng(seed_for(args.seed, update, 2))
+            for k, player in enumerate(baselines):  # scripted opponents that sample draw from (seed, update) too
+                if isinstance(player, PythonSeats):  # one Python agent per seat (reference backend)
+                    for seat, agent in enumerate(player.agents):
+                        agent.reset(seed_for(args.seed, update, 7, k, seat))
+                elif hasattr(player, "generator"):
+                    player.generator.manual_seed(seed_for(args.seed, update, 7, k))
 
-        # -- rollout: fresh sessions, one opponent assignment per session ------------------------
-        obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
-        controllers = _assign(rng, B, n, args, len(opponent_nets), len(baselines), pool_scores)
-        chips_won = torch.zeros(B, n)
-        pool_won = torch.zeros(len(opponent_nets) + 1)  # learner chips against snapshot k (index k)
-        pool_deals = torch.zeros(len(opponent_nets) + 1)
-        phase_stats = PhaseStats(game)
-        net.eval()
-        # Steps 0..T-1 for every session; then, while some deal that was running at T has not ended, step on
-        # (at most finish_steps more). Session b's decisions count up to cut_at[b]: the step that ended that
-        # deal (or T-1 when no deal was running); later steps of b are stepped but neither kept nor learned.
-        running = torch.zeros(B, dtype=torch.bool, device=device)  # a deal running at T that has not ended yet
-        cut_at = torch.full((B,), T - 1, dtype=torch.long, device=device)
-        boot = torch.zeros(B, n, device=device)  # each seat's value after its session's cut
-        last_kind = torch.zeros(B, dtype=torch.long, device=device)
-        last_ended = torch.zeros(B, dtype=torch.bool, device=device)
-        t = 0
-        while True:
-            if t == T:
-                running = (last_kind == 0) & ~last_ended
-                settled = ~running & ~last_ended  # a deal ended at T-1 and the session goes on
-                if settled.any():
-                    rows = settled.nonzero().squeeze(-1)
-                    boot[rows] = _boot_values(net, envs, args, n, rows)
-            if t >= T and (not running.any() or t == TE):
-                break
-            kept = torch.ones(B, dtype=torch.bool, device=device) if t < T else running
-            seat = to_act.to(device)
-            ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
-            if t < T:
-                rows = None
-                x, trump, critic_in, action, logp, value = _policy_step(
-                    net, opponent_nets, baselines, envs, args, obs, mask, seat, ctrl, gen, None)
-            else:
-                # Finishing the deals still running: only those sessions' decisions are kept, so only they ask
-                # the players; every other session (its rollout cut already) takes its first legal action.
-                rows = running.nonzero().squeeze(-1)
-                action = mask.to(torch.uint8).argmax(1)
-                val_buf[t] = 0.0
-                x, trump, critic_in, action[rows], logp, value = _policy_step(
-                    net, opponent_nets, baselines, envs, args, obs[rows], mask[rows], seat[rows], ctrl[rows], gen,
-                    rows)
-            at = t if rows is None else (t, rows)
-            obs_buf[at], val_buf[at], logp_buf[at] = x, value, logp
-            if trump is not None:
-                trump_buf[at] = trump
-            if args.central_critic:
-                critic_buf[at] = critic_in
-            mask_buf[t], act_buf[t], seat_buf[t] = mask, action, seat
-            learner_buf[t] = (ctrl == 0) & kept
-            phase_stats.record(obs, action, seat, (ctrl == 0) & kept)
-            step = envs.step(action)
-            obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
-            rew_buf[t] = step.rewards.to(device) * kept[:, None]
-            ended = (step.terminated | step.truncated).to(device)
-            done_buf[t] = ended
-            last_kind, last_ended = step.info["deal_kind"].to(device), ended
-            rewards_cpu = rew_buf[t].cpu()
-            chips_won += rewards_cpu
-            if t >= T:  # a deal that was running at T ended: cut its session here
-                cut = running & (ended | (last_kind == DEAL_SETTLED) | (last_kind == DEAL_NO_PLAY)
-                                 | (last_kind == DEAL_MOUCHE))
-                if cut.any():
-                    cut_at[cut] = t
-                    running &= ~cut
-                    goes_on = cut & ~ended  # a session of several deals: bootstrap at the next deal
-                    if goes_on.any():
-                        rows = goes_on.nonzero().squeeze(-1)
+            # -- rollout: fresh sessions, one opponent assignment per session ------------------------
+            obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
+            controllers = _assign(rng, B, n, args, len(opponent_nets), len(baselines), pool_scores)
+            chips_won = torch.zeros(B, n)
+            pool_won = torch.zeros(len(opponent_nets) + 1)  # learner chips against snapshot k (index k)
+            pool_deals = torch.zeros(len(opponent_nets) + 1)
+            phase_stats = PhaseStats(game)
+            net.eval()
+            # Steps 0..T-1 for every session; then, while some deal that was running at T has not ended, step on
+            # (at most finish_steps more). Session b's decisions count up to cut_at[b]: the step that ended that
+            # deal (or T-1 when no deal was running); later steps of b are stepped but neither kept nor learned.
+            running = torch.zeros(B, dtype=torch.bool, device=device)  # a deal running at T that has not ended yet
+            cut_at = torch.full((B,), T - 1, dtype=torch.long, device=device)
+            boot = torch.zeros(B, n, device=device)  # each seat's value after its session's cut
+            last_kind = torch.zeros(B, dtype=torch.long, device=device)
+            last_ended = torch.zeros(B, dtype=torch.bool, device=device)
+            t = 0
+            while True:
+                if t == T:
+                    running = (last_kind == 0) & ~last_ended
+                    settled = ~running & ~last_ended  # a deal ended at T-1 and the session goes on
+                    if settled.any():
+                        rows = settled.nonzero().squeeze(-1)
                         boot[rows] = _boot_values(net, envs, args, n, rows)
-            if opponent_nets:  # the learner's result (chips per learner seat) against each snapshot it met
-                opp = controllers.max(dim=1).values
-                is_learner = (controllers == 0).float()
-                vs_pool = ((opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
-                           & kept.cpu())
-                if vs_pool.any():
-                    rows = vs_pool.nonzero().squeeze(-1)
-                    per_seat = (rewards_cpu[rows] * is_learner[rows]).sum(1) / is_learner[rows].sum(1)
-                    pool_won.index_add_(0, opp[rows], per_seat)
-                    pool_deals.index_add_(0, opp[rows], torch.ones(len(rows)))
-            if ended.any():  # new sessions get new opponents
-                idx = ended.nonzero().squeeze(-1).cpu()
-                controllers[idx] = _assign(rng, len(idx), n, args, len(opponent_nets), len(baselines), pool_scores)
-            t += 1
-        steps = t
-        if running.any():  # deals still running after finish_steps: bootstrap from the seats' observations
-            cut_at[running] = steps - 1
-            rows = running.nonzero().squeeze(-1)
-            boot[rows] = _boot_values(net, envs, args, n, rows)
-
-        # -- GAE along each seat's own decisions, each session up to its cut ---------------------------
-        adv_buf, ret_buf = _seat_gae(rew_buf[:steps] * args.reward_scale, val_buf[:steps], seat_buf[:steps],
-                                     done_buf[:steps], boot, cut_at, args.gamma, args.gae_lambda)
-
-        # -- PPO update over the learner's decisions -------------------------------------------------
-        net.train()
-        kept_steps = torch.arange(steps, device=device)[:, None] <= cut_at[None, :]
-        # The learner's decisions, as rows of the flattened buffers: each minibatch gathers its rows straight
-        # from the storage (no copy of every learner row first); the small per-decision columns are taken once.
-        sel = (learner_buf[:steps] & kept_steps).reshape(-1).nonzero().squeeze(-1)
-        flat_obs, flat_mask = obs_buf[:steps].view(-1, D), mask_buf[:steps].view(-1, A)
-        flat_critic = critic_buf[:steps].view(steps * B, -1) if args.central_critic else None
-        b_trump = trump_buf[:steps].reshape(-1)[sel] if args.trump_first else None
-        b_act, b_logp = act_buf[:steps].reshape(-1)[sel], logp_buf[:steps].reshape(-1)[sel]
-        b_adv, b_ret = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel]
-        b_val = val_buf[:steps].reshape(-1)[sel]
-        size = int(sel.numel())
-        # Exactly num_minibatches nearly equal minibatches (no tiny remainder batch with its own full step);
-        # the logged losses are means over the last epoch's minibatches.
-        chunks = min(args.num_minibatches, max(size, 1))
-        clipfracs, approx_kl, old_kl = [], torch.tensor(0.0), torch.tensor(0.0)
-        pg_loss = v_loss = entropy_loss = 0.0
-        for _epoch in range(args.update_epochs if size else 0):  # no learner decision: nothing to learn
-            order = torch.randperm(size, generator=gen).to(device)
-            epoch_losses = []
-            for idx in torch.tensor_split(order, chunks):
-                rows = sel[idx]
-                mb_obs, mb_mask = flat_obs.index_select(0, rows), flat_mask.index_select(0, rows)
-                logits = net.logits_of(mb_obs, None if b_trump is None else b_trump[idx], mb_mask)
-                logp_all, entropy = masked_distribution(logits, mb_mask)
-                new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
-                ratio = (new_logp - b_logp[idx]).exp()
-                with torch.no_grad():
-                    old_kl = (-(new_logp - b_logp[idx])).mean()
-                    approx_kl = ((ratio - 1) - (new_logp - b_logp[idx])).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                adv = b_adv[idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
-                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                new_v = net.value_of(flat_critic.index_select(0, rows) if args.central_critic else mb_obs)
-                if args.clip_vloss:
-                    v_clipped = b_val[idx] + (new_v - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
-                    vl = 0.5 * torch.max((new_v - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
+                if t >= T and (not running.any() or t == TE):
+                    break
+                kept = torch.ones(B, dtype=torch.bool, device=device) if t < T else running
+                seat = to_act.to(device)
+                ctrl = controllers[torch.arange(B), seat.cpu()].to(device)
+                if t < T:
+                    rows = None
+                    x, trump, critic_in, action, logp, value = _policy_step(
+                        net, opponent_nets, baselines, envs, args, obs, mask, seat, ctrl, gen, None)
                 else:
-                    vl = 0.5 * ((new_v - b_ret[idx]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg - args.ent_coef * ent + args.vf_coef * vl
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-                epoch_losses.append((pg.item(), vl.item(), ent.item()))
-            pg_loss, v_loss, entropy_loss = (float(np.mean(col)) for col in zip(*epoch_losses))
-            if args.target_kl is not None and approx_kl > args.target_kl:
-                break
+                    # Finishing the deals still running: only those sessions' decisions are kept, so only they ask
+                    # the players; every other session (its rollout cut already) takes its first legal action.
+                    rows = running.nonzero().squeeze(-1)
+                    action = mask.to(torch.uint8).argmax(1)
+                    val_buf[t] = 0.0
+                    x, trump, critic_in, action[rows], logp, value = _policy_step(
+                        net, opponent_nets, baselines, envs, args, obs[rows], mask[rows], seat[rows], ctrl[rows], gen,
+                        rows)
+                at = t if rows is None else (t, rows)
+                obs_buf[at], val_buf[at], logp_buf[at] = x, value, logp
+                if trump is not None:
+                    trump_buf[at] = trump
+                if args.central_critic:
+                    critic_buf[at] = critic_in
+                mask_buf[t], act_buf[t], seat_buf[t] = mask, action, seat
+                learner_buf[t] = (ctrl == 0) & kept
+                phase_stats.record(obs, action, seat, (ctrl == 0) & kept)
+                step = envs.step(action)
+                obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
+                rew_buf[t] = step.rewards.to(device) * kept[:, None]
+                ended = (step.terminated | step.truncated).to(device)
+                done_buf[t] = ended
+                last_kind, last_ended = step.info["deal_kind"].to(device), ended
+                rewards_cpu = rew_buf[t].cpu()
+                chips_won += rewards_cpu
+                if t >= T:  # a deal that was running at T ended: cut its session here
+                    cut = running & (ended | (last_kind == DEAL_SETTLED) | (last_kind == DEAL_NO_PLAY)
+                                     | (last_kind == DEAL_MOUCHE))
+                    if cut.any():
+                        cut_at[cut] = t
+                        running &= ~cut
+                        goes_on = cut & ~ended  # a session of several deals: bootstrap at the next deal
+                        if goes_on.any():
+                            rows = goes_on.nonzero().squeeze(-1)
+                            boot[rows] = _boot_values(net, envs, args, n, rows)
+                if opponent_nets:  # the learner's result (chips per learner seat) against each snapshot it met
+                    opp = controllers.max(dim=1).values
+                    is_learner = (controllers == 0).float()
+                    vs_pool = ((opp >= 1) & (opp <= len(opponent_nets)) & (step.info["deal_kind"].cpu() > 0)
+                               & kept.cpu())
+                    if vs_pool.any():
+                        rows = vs_pool.nonzero().squeeze(-1)
+                        per_seat = (rewards_cpu[rows] * is_learner[rows]).sum(1) / is_learner[rows].sum(1)
+                        pool_won.index_add_(0, opp[rows], per_seat)
+                        pool_deals.index_add_(0, opp[rows], torch.ones(len(rows)))
+                if ended.any():  # new sessions get new opponents
+                    idx = ended.nonzero().squeeze(-1).cpu()
+                    controllers[idx] = _assign(rng, len(idx), n, args, len(opponent_nets), len(baselines), pool_scores)
+                t += 1
+            steps = t
+            if running.any():  # deals still running after finish_steps: bootstrap from the seats' observations
+                cut_at[running] = steps - 1
+                rows = running.nonzero().squeeze(-1)
+                boot[rows] = _boot_values(net, envs, args, n, rows)
 
-        # -- pool, bookkeeping, logs ----------------------------------------------------------------
-        _update_pool_scores(pool_scores, pool_won[1:], pool_deals[1:])
-        for k, score in enumerate(pool_scores):
-            writer.add_scalar(f"pool/learner_chips_per_deal_vs_snapshot_{k}", score, decisions_done)
-        if args.pool_size and (update + 1) % args.pool_every == 0:
-            pool.append({k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
-            pool_scores.append(0.0)
-            if len(pool) > args.pool_size:
-                pool.pop(0)
-                pool_scores.pop(0)
-            opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
-        n_kept = int(kept_steps.sum())
-        decisions_done += n_kept
-        dt = time.perf_counter() - t_update
-        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions_done)
-        writer.add_scalar("charts/decisions_per_second", n_kept / dt, decisions_done)
-        writer.add_scalar("charts/stepped_decisions_per_second", steps * B / dt, decisions_done)
-        writer.add_scalar("charts/finish_steps", steps - T, decisions_done)
-        writer.add_scalar("charts/learner_decisions", size, decisions_done)
-        writer.add_scalar("charts/chips_per_seat_per_rollout", float(chips_won.mean()), decisions_done)
-        writer.add_scalar("losses/policy_loss", pg_loss, decisions_done)
-        writer.add_scalar("losses/value_loss", v_loss, decisions_done)
-        writer.add_scalar("losses/entropy", entropy_loss, decisions_done)
-        writer.add_scalar("losses/approx_kl", float(approx_kl), decisions_done)
-        writer.add_scalar("losses/old_approx_kl", float(old_kl), decisions_done)
-        writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, decisions_done)
-        with torch.no_grad():
-            var_y = b_ret.var()
-            explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
-        writer.add_scalar("losses/explained_variance", explained, decisions_done)
-        for tag, value in phase_stats.summary().items():
-            writer.add_scalar(f"charts/{tag}", value, decisions_done)
-        print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
-              f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
+            # -- GAE along each seat's own decisions, each session up to its cut ---------------------------
+            adv_buf, ret_buf = _seat_gae(rew_buf[:steps] * args.reward_scale, val_buf[:steps], seat_buf[:steps],
+                                         done_buf[:steps], boot, cut_at, args.gamma, args.gae_lambda)
+
+            # -- PPO update over the learner's decisions -------------------------------------------------
+            net.train()
+            kept_steps = torch.arange(steps, device=device)[:, None] <= cut_at[None, :]
+            # The learner's decisions, as rows of the flattened buffers: each minibatch gathers its rows straight
+            # from the storage (no copy of every learner row first); the small per-decision columns are taken once.
+            sel = (learner_buf[:steps] & kept_steps).reshape(-1).nonzero().squeeze(-1)
+            flat_obs, flat_mask = obs_buf[:steps].view(-1, D), mask_buf[:steps].view(-1, A)
+            flat_critic = critic_buf[:steps].view(steps * B, -1) if args.central_critic else None
+            b_trump = trump_buf[:steps].reshape(-1)[sel] if args.trump_first else None
+            b_act, b_logp = act_buf[:steps].reshape(-1)[sel], logp_buf[:steps].reshape(-1)[sel]
+            b_adv, b_ret = adv_buf.reshape(-1)[sel], ret_buf.reshape(-1)[sel]
+            b_val = val_buf[:steps].reshape(-1)[sel]
+            size = int(sel.numel())
+            # Exactly num_minibatches nearly equal minibatches (no tiny remainder batch with its own full step);
+            # the logged losses are means over the last epoch's minibatches.
+            chunks = min(args.num_minibatches, max(size, 1))
+            clipfracs, approx_kl, old_kl = [], torch.tensor(0.0), torch.tensor(0.0)
+            pg_loss = v_loss = entropy_loss = 0.0
+            for _epoch in range(args.update_epochs if size else 0):  # no learner decision: nothing to learn
+                order = torch.randperm(size, generator=gen).to(device)
+                epoch_losses = []
+                for idx in torch.tensor_split(order, chunks):
+                    rows = sel[idx]
+                    mb_obs, mb_mask = flat_obs.index_select(0, rows), flat_mask.index_select(0, rows)
+                    logits = net.logits_of(mb_obs, None if b_trump is None else b_trump[idx], mb_mask)
+                    logp_all, entropy = masked_distribution(logits, mb_mask)
+                    new_logp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
+                    ratio = (new_logp - b_logp[idx]).exp()
+                    with torch.no_grad():
+                        old_kl = (-(new_logp - b_logp[idx])).mean()
+                        approx_kl = ((ratio - 1) - (new_logp - b_logp[idx])).mean()
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    adv = b_adv[idx]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if adv.numel() > 1 else adv
+                    pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    new_v = net.value_of(flat_critic.index_select(0, rows) if args.central_critic else mb_obs)
+                    if args.clip_vloss:
+                        v_clipped = b_val[idx] + (new_v - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                        vl = 0.5 * torch.max((new_v - b_ret[idx]) ** 2, (v_clipped - b_ret[idx]) ** 2).mean()
+                    else:
+                        vl = 0.5 * ((new_v - b_ret[idx]) ** 2).mean()
+                    ent = entropy.mean()
+                    loss = pg - args.ent_coef * ent + args.vf_coef * vl
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    epoch_losses.append((pg.item(), vl.item(), ent.item()))
+                pg_loss, v_loss, entropy_loss = (float(np.mean(col)) for col in zip(*epoch_losses))
+                if args.target_kl is not None and approx_kl > args.target_kl:
+                    break
+
+            # -- pool, bookkeeping, logs ----------------------------------------------------------------
+            _update_pool_scores(pool_scores, pool_won[1:], pool_deals[1:])
+            for k, score in enumerate(pool_scores):
+                writer.add_scalar(f"pool/learner_chips_per_deal_vs_snapshot_{k}", score, decisions_done)
+            if args.pool_size and (update + 1) % args.pool_every == 0:
+                pool.append({k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
+                pool_scores.append(0.0)
+                if len(pool) > args.pool_size:
+                    pool.pop(0)
+                    pool_scores.pop(0)
+                opponent_nets = [_frozen(sd, net.spec, device) for sd in pool]
+            n_kept = int(kept_steps.sum())
+            decisions_done += n_kept
+            dt = time.perf_counter() - t_update
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], decisions_done)
+            writer.add_scalar("charts/decisions_per_second", n_kept / dt, decisions_done)
+            writer.add_scalar("charts/stepped_decisions_per_second", steps * B / dt, decisions_done)
+            writer.add_scalar("charts/finish_steps", steps - T, decisions_done)
+            writer.add_scalar("charts/learner_decisions", size, decisions_done)
+            writer.add_scalar("charts/chips_per_seat_per_rollout", float(chips_won.mean()), decisions_done)
+            writer.add_scalar("losses/policy_loss", pg_loss, decisions_done)
+            writer.add_scalar("losses/value_loss", v_loss, decisions_done)
+            writer.add_scalar("losses/entropy", entropy_loss, decisions_done)
+            writer.add_scalar("losses/approx_kl", float(approx_kl), decisions_done)
+            writer.add_scalar("losses/old_approx_kl", float(old_kl), decisions_done)
+            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, decisions_done)
+            with torch.no_grad():
+                var_y = b_ret.var()
+                explained = float("nan") if var_y == 0 else float(1 - (b_ret - b_val).var() / var_y)
+            writer.add_scalar("losses/explained_variance", explained, decisions_done)
+            for tag, value in phase_stats.summary().items():
+                writer.add_scalar(f"charts/{tag}", value, decisions_done)
+            print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
+                  f"pg {pg_loss:+.3f}  v {v_loss:.3f}  ent {entropy_loss:.3f}  kl {float(approx_kl):.4f}", flush=True)
         stats = {"pool_scores": pool_scores, "decisions": decisions_done}
         out_of_time = args.max_minutes is not None and time.perf_counter() - t_start >= 60 * args.max_minutes
         last = update + 1 == num_updates or out_of_time
@@ -968,6 +1013,74 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- helpers
+def _imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimizer: torch.optim.Optimizer,
+                     update: int, buffers: tuple[torch.Tensor, ...]) -> tuple[int, dict[str, float]]:
+    """One update of behaviour cloning: fresh sessions in which ``teacher`` plays every seat for ``num_steps``
+    steps, then ``update_epochs`` epochs of ``num_minibatches`` minibatches over every decision. The actor
+    learns the teacher's choice (masked cross-entropy over the decisions with a choice), the critic the acting
+    seat's return from that decision to its session's end (``reward_scale``, undiscounted) wherever the session
+    ended within the update. Returns the decisions stepped and the last epoch's losses and agreement (the share
+    of decisions with a choice where the network's likeliest action is the teacher's)."""
+    obs_buf, trump_buf, mask_buf, act_buf, seat_buf, rew_buf, done_buf, critic_buf = buffers
+    B, T, device = args.num_envs, args.num_steps, obs_buf.device
+    gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
+    if hasattr(teacher, "generator"):
+        teacher.generator.manual_seed(seed_for(args.seed, update, 7))
+    obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
+    net.eval()
+    for t in range(T):
+        with torch.inference_mode():
+            x, trump = net.prepare(obs)
+            action = teacher.act(obs, mask)
+        obs_buf[t], mask_buf[t], act_buf[t], seat_buf[t] = x, mask, action, to_act.to(device)
+        if trump is not None:
+            trump_buf[t] = trump
+        if args.central_critic:
+            critic_buf[t] = _critic_input(envs, obs, seat_buf[t], envs.num_players)
+        step = envs.step(action)
+        rew_buf[t] = step.rewards.to(device)
+        done_buf[t] = (step.terminated | step.truncated).to(device)
+        obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
+    # each seat's return to its session's end, backwards; a session still running at T teaches no value
+    n = rew_buf.shape[-1]
+    ret, ended = torch.zeros(B, n, device=device), torch.zeros(B, dtype=torch.bool, device=device)
+    ret_buf, has_ret = torch.zeros(T, B, device=device), torch.zeros(T, B, dtype=torch.bool, device=device)
+    for t in reversed(range(T)):
+        done = done_buf[t]
+        ret = rew_buf[t] * args.reward_scale + ret * (~done)[:, None]
+        ended |= done
+        ret_buf[t], has_ret[t] = ret.gather(1, seat_buf[t][:, None]).squeeze(1), ended
+    net.train()
+    flat_x, flat_mask = obs_buf[:T].view(T * B, -1), mask_buf[:T].view(T * B, -1)
+    flat_act, flat_trump = act_buf[:T].reshape(-1), trump_buf[:T].reshape(-1) if net.spec.trump_first else None
+    flat_ret, flat_has = ret_buf.reshape(-1), has_ret.reshape(-1)
+    flat_critic = critic_buf[:T].view(T * B, -1) if args.central_critic else flat_x
+    choice = flat_mask.sum(1) > 1
+    out: dict[str, float] = {}
+    for _epoch in range(args.update_epochs):
+        order = torch.randperm(T * B, generator=gen).to(device)
+        losses = []
+        for idx in torch.tensor_split(order, args.num_minibatches):
+            mb_mask, mb_choice, mb_has = flat_mask[idx], choice[idx].float(), flat_has[idx].float()
+            logits = net.logits_of(flat_x[idx], None if flat_trump is None else flat_trump[idx], mb_mask)
+            logp_all, entropy = masked_distribution(logits, mb_mask)
+            logp = logp_all.gather(1, flat_act[idx].unsqueeze(1)).squeeze(1)
+            pl = -(logp * mb_choice).sum() / mb_choice.sum().clamp(min=1)
+            value = net.value_of(flat_critic[idx])
+            vl = 0.5 * (((value - flat_ret[idx]) ** 2) * mb_has).sum() / mb_has.sum().clamp(min=1)
+            loss = pl + args.vf_coef * vl
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                agree = ((logits.argmax(1) == flat_act[idx]).float() * mb_choice).sum() / mb_choice.sum().clamp(min=1)
+                ent = (entropy * mb_choice).sum() / mb_choice.sum().clamp(min=1)
+            losses.append((pl.item(), vl.item(), agree.item(), ent.item()))
+        out = dict(zip(("policy_loss", "value_loss", "agreement", "entropy"), (float(np.mean(c)) for c in zip(*losses))))
+    return T * B, out
+
+
 def _frozen(state_dict: dict[str, torch.Tensor], spec: NetSpec, device: torch.device) -> PolicyNet:
     net = PolicyNet(spec).to(device)
     net.load_state_dict(state_dict)
