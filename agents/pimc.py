@@ -56,6 +56,7 @@ learnt once per table from random play of the engine.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -92,6 +93,91 @@ class Inconsistent(Exception):
     """A determinization (or the replay of the public history) contradicts what the seat knows."""
 
 
+class _Tape:
+    """The skeleton's generator: it writes down every draw (``(kind, size, value)``, in order) so that a
+    determinization can tell which chance outcomes its deal was replayed with (a reshuffle of the discards).
+
+    A reshuffle's pool is the discard pile by card id (then any other card it takes, the classic trump
+    card), so a relabelling of the cards changes which items its draw picks: the replay notes each
+    reshuffle's outcome as the sequence of cards it stacked and its pool (``seqs``: ``(stacked, pool, m)``
+    with the pile's ``m`` cards first, renamed with the skeleton's cards), and :meth:`chance_draws` turns
+    those back into draws for any relabelling.
+    A copy (``copy.deepcopy``, as ``Game.clone`` makes) carries its own generator and record; a probe of the
+    replay gets a copy, so only the draws of the replayed line are on the record."""
+
+    __slots__ = ("gen", "draws", "seqs", "broken")
+
+    def __init__(self, gen: np.random.Generator, draws: list | None = None, seqs: dict | None = None,
+                 broken: bool = False) -> None:
+        self.gen = gen
+        self.draws = [] if draws is None else draws
+        self.seqs: dict[int, tuple[list[int], list[int], int]] = {} if seqs is None else seqs
+        self.broken = broken
+
+    def relabel(self, perm: list[int]) -> None:
+        self.seqs = {i: ([perm[c] for c in seq], [perm[c] for c in pool], m)
+                     for i, (seq, pool, m) in self.seqs.items()}
+
+    def stacked_together(self, x: int, y: int) -> bool:
+        """Whether one reshuffle stacked both cards."""
+        return any(x in seq and y in seq for seq, _, _ in self.seqs.values())
+
+    def trade(self, x: int, y: int) -> None:
+        """Cards ``x`` and ``y`` trade places in the reshuffle that stacked both (else the record is broken)."""
+        for seq, _, _ in self.seqs.values():
+            if x in seq and y in seq:
+                i, j = seq.index(x), seq.index(y)
+                seq[i], seq[j] = y, x
+                return
+        self.broken = True
+
+    def chance_draws(self, perm: list[int]) -> tuple[tuple, ...] | None:
+        """The draws that stack each reshuffle's cards, relabelled by ``perm``, as the engine would (None when
+        a reshuffle's cards were not noted)."""
+        if self.broken:
+            return None
+        out: list[tuple] = []
+        for i, (kind, size, value) in enumerate(self.draws):
+            if kind == "permutation" and size > 1:
+                noted = self.seqs.get(i)
+                if noted is None:
+                    return None
+                seq, pool, m = noted
+                pool = [*sorted(perm[c] for c in pool[:m]), *(perm[c] for c in pool[m:])]
+                at = {c: r for r, c in enumerate(pool)}
+                value = [at[perm[c]] for c in seq]
+            out.append((kind, size, value))
+        return tuple(out)
+
+    def permutation(self, k: int) -> np.ndarray:
+        out = self.gen.permutation(k)
+        self.draws.append(("permutation", int(k), out.tolist()))
+        return out
+
+    def integers(self, n: int) -> int:
+        out = int(self.gen.integers(n))
+        self.draws.append(("integers", int(n), out))
+        return out
+
+    def __deepcopy__(self, memo: dict) -> _Tape:
+        return _Tape(copy.deepcopy(self.gen, memo), list(self.draws),
+                     {i: (list(q), list(p), m) for i, (q, p, m) in self.seqs.items()}, self.broken)
+
+
+@dataclass(frozen=True)
+class Determinization:
+    """A determinized engine state and the chance draws its deal was replayed with.
+
+    ``state.session.deals[-1]`` (the deal as dealt) and ``state.session.history`` (the deal's actions) name
+    the real cards of this determinization; ``draws`` are the engine's random draws from the deal on, in
+    order, as ``(kind, size, value)`` (``("permutation", k, [...])``: a reshuffle), or None where a reshuffle
+    could not be told. Replaying the history on that deal with those draws reaches ``state``'s cards.
+    """
+
+    state: State
+    draws: tuple[tuple, ...] | None
+
+
 @dataclass
 class _Skeleton:
     """The public history replayed on stand-in cards up to the current decision (one per decision)."""
@@ -108,7 +194,7 @@ class _Skeleton:
     hidden: list[int] = field(default_factory=list)
 
     def copy(self, g: Game) -> _Skeleton:
-        return _Skeleton(g.clone(self.state, rng=self.state.rng), dict(self.forbid), list(self.snaps),
+        return _Skeleton(g.clone(self.state), dict(self.forbid), list(self.snaps),
                          self.pile_mine)
 
 
@@ -171,6 +257,22 @@ def _swap_cards(state: State, x: int, y: int, keep: int | None = None) -> None:
     d.discard_pile = flip(d.discard_pile)
     d.dead = flip(d.dead)
     d.stock = [y if c == x else x if c == y else c for c in d.stock]
+
+
+def _relabel_record(state: State, perm: list[int], n_cards: int) -> None:
+    """Write the card relabelling ``perm`` through the record of ``state``'s deal: the deal as dealt
+    (``session.deals[-1]``) and every card action of the history, so that they describe the relabelled cards.
+
+    Only for a one-deal session (a determinization): its history is this deal's actions alone.
+    """
+    session = state.session
+    spec = session.deals[-1]
+    session.deals[-1] = DealSpec(tuple(tuple(perm[c] for c in hand) for hand in spec.hands),
+                                 perm[spec.trump] if spec.trump >= 0 else spec.trump,
+                                 tuple(perm[c] for c in spec.stock))
+    session.history = [perm[a] if a < n_cards else a for a in session.history]
+    if isinstance(session.rng, _Tape):
+        session.rng.relabel(perm)
 
 
 def _relabel(state: State, perm: list[int], keep: int) -> None:
@@ -340,7 +442,7 @@ class PIMCAgent(Agent):
                     break
             tries += 1
             try:
-                state, weight = self._sample(k, sk)
+                state, weight, _ = self._sample(k, sk)
             except Inconsistent:
                 continue
             if options is None:
@@ -377,9 +479,17 @@ class PIMCAgent(Agent):
 
         Consistent with everything the seat knows (its observation and info),
         drawn with the agent's own generator: a one-deal session with the
-        table's chips and pot at the current decision. Raises
-        :class:`Inconsistent` when no consistent deal was found (draw again).
+        table's chips and pot at the current decision. Its record names the real
+        cards: ``session.deals[-1]`` is the deal as dealt and ``session.history``
+        the deal's actions (the other seats' hidden choices as this determinization
+        has them), so that replaying them, with the chance draws of
+        :meth:`determinization`, reaches this state. Raises :class:`Inconsistent`
+        when no consistent deal was found (draw again).
         """
+        return self.determinization(observation, action_mask, info).state
+
+    def determinization(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> Determinization:
+        """:meth:`determinize` with the chance draws (reshuffles) the determinized deal was replayed with."""
         if self.game is None:
             raise ValueError("pimc: call setup(game, seat) before determinize()")
         k = self._reader.read(observation, info, self.seat, action_mask)
@@ -387,8 +497,21 @@ class PIMCAgent(Agent):
             sk = self._skeleton(k, observation, info)
         except MauschelnError as exc:
             raise Inconsistent(str(exc)) from exc
-        state, _ = self._sample(k, sk)
-        return state
+        # Cards the seat has seen keep their names wherever a reshuffle took them (own discards, the trump card:
+        # the record shows them); one whose place excludes it trades places in its reshuffle with a card that
+        # may stand there.
+        tape = sk.state.session.rng
+        named = self._named(k, sk)
+        for x in [c for c in sk.hidden if named >> c & 1 and sk.forbid.get(c, 0) >> c & 1]:
+            if isinstance(tape, _Tape):
+                y = next((c for c in sk.hidden if not named >> c & 1 and tape.stacked_together(x, c)
+                          and not sk.forbid.get(c, 0) >> x & 1), None)
+                if y is not None:
+                    self._trade(k, sk, x, y, rename=False)
+        sk.hidden = [c for c in sk.hidden if not named >> c & 1]
+        state, _, perm = self._sample(k, sk, record=True)
+        tape = sk.state.session.rng
+        return Determinization(state, tape.chance_draws(perm) if isinstance(tape, _Tape) else None)
 
     def _verdict(self, values: list[list[float]], weights: list[float], base: int, final: bool) -> int | None:
         """Which option to play, or None to keep sampling.
@@ -576,7 +699,7 @@ class PIMCAgent(Agent):
         spec = DealSpec(tuple(hands), trump, tuple(rest))
         scores = info.get("scores")
         pot = max(0, k.pot - g.stake) if ante else k.pot
-        return g.new_session(np.random.default_rng(attempt), dealer=k.dealer, chips=k.chips, pot=pot,
+        return g.new_session(_Tape(np.random.default_rng(attempt)), dealer=k.dealer, chips=k.chips, pot=pot,
                              alive=k.live, deal=spec, ante=ante, **({"scores": scores} if scores is not None else {}))
 
     def _pinned(self, k: Knowledge, sk: _Skeleton, seat: int) -> int:
@@ -587,14 +710,21 @@ class PIMCAgent(Agent):
             pinned |= 1 << d.trump_card
         return pinned
 
+    @staticmethod
+    def _named(k: Knowledge, sk: _Skeleton) -> int:
+        """Cards whose names the record already holds: the seat's discards so far and the trump card."""
+        d = sk.state.deal
+        return d.discards[k.seat] | 1 << d.trump_card
+
     def _relocate(self, k: Knowledge, sk: _Skeleton, card: int, seat: int) -> None:
         """Put the real ``card`` into ``seat``'s hand of the skeleton by trading places with a stand-in there."""
         d = sk.state.deal
         if d.hands[seat] >> card & 1:
             return
+        named = self._named(k, sk)
         free = d.hands[seat] & ~d.blind[seat] & ~self._pinned(k, sk, seat)
-        if seat == k.seat:
-            free &= ~k.discards
+        # not a card whose name is on the record (an own discard or the trump card come back in a reshuffle)
+        free &= ~(k.discards | named) if seat == k.seat else ~named
         if not free:
             free = d.hands[seat] & ~self._pinned(k, sk, seat)
         if not free:
@@ -604,9 +734,31 @@ class PIMCAgent(Agent):
             drawn = d.drawn[seat]
             want = k.drawn >> card & 1
             ys.sort(key=lambda c: (drawn >> c & 1) != want)
+        # A card whose name is on the record (an own discard or the trump card come back through a reshuffle)
+        # keeps it: the two cards trade places in the reshuffle's stack instead, so a stand-in stacked with it
+        # is taken.
+        thrown = bool(named >> card & 1)
+        tape = sk.state.session.rng
+        if thrown and isinstance(tape, _Tape):
+            ys = [c for c in ys if tape.stacked_together(card, c)] or ys
         y = next((c for c in ys if not sk.forbid.get(c, 0) >> card & 1), ys[0])
+        self._trade(k, sk, card, y, rename=not (thrown or named >> y & 1))
+
+    def _trade(self, k: Knowledge, sk: _Skeleton, card: int, y: int, rename: bool) -> None:
+        """Cards ``card`` and ``y`` trade places in the skeleton (the constraints stay with the places).
+
+        ``rename``: the two names are exchanged from the start of the deal (the deal as dealt and the history
+        follow); else the two cards trade places in the reshuffle that stacked both (an own discard keeps its
+        name on the record)."""
         for st in [sk.state, *(snap for snap, _, _ in sk.snaps)]:
             _swap_cards(st, card, y, keep=k.seat)
+        tape = sk.state.session.rng
+        if rename:
+            swap = list(range(self._sgame.num_cards))
+            swap[card], swap[y] = y, card
+            _relabel_record(sk.state, swap, self._sgame.num_cards)
+        elif isinstance(tape, _Tape):
+            tape.trade(card, y)
         fx, fy = sk.forbid.pop(card, 0), sk.forbid.pop(y, 0)
         if fy:
             sk.forbid[card] = fy
@@ -614,13 +766,42 @@ class PIMCAgent(Agent):
             sk.forbid[y] = fx
 
     def _apply(self, sk: _Skeleton, action: int) -> None:
+        st = sk.state
+        tape = st.session.rng
+        mark = len(tape.draws) if isinstance(tape, _Tape) else -1
+        drawn, stock, pile = [*st.deal.drawn, *st.deal.hands], list(st.deal.stock), st.deal.discard_pile
         try:
-            results = self._sgame.apply(sk.state, action)
+            results = self._sgame.apply(st, action)
         except MauschelnError as exc:
             raise Inconsistent(str(exc)) from exc
         if results:
             raise Inconsistent("the deal ended during the replay")
         sk.pile_mine &= sk.state.deal.discard_pile
+        if 0 <= mark < len(tape.draws):
+            self._note_reshuffle(sk.state, tape, mark, drawn, stock, pile)
+
+    @staticmethod
+    def _note_reshuffle(st: State, tape: _Tape, mark: int, drawn: list[int], stock: list[int], pile: int) -> None:
+        """Note the cards a reshuffle during the last action stacked: the stock left after it, under the cards
+        drawn from it (those that entered a hand or a seat's drawn cards in the action and were not in the stock
+        before; ``drawn``: the drawn cards and the hands by seat before it; the stock is drawn from its end, and
+        the order of the cards one seat draws at once tells nothing), and the pool the draw ordered: the cards
+        of the discard pile before the action, by card id, then the others)."""
+        new = [i for i in range(mark, len(tape.draws)) if tape.draws[i][0] == "permutation" and tape.draws[i][1] > 1]
+        if len(new) != 1:
+            return  # several reshuffles in one action: not told apart (the determinization's draws are None)
+        old = 0
+        for c in stock:
+            old |= 1 << c
+        gained = 0
+        for before, after in zip(drawn, [*st.deal.drawn, *st.deal.hands]):
+            gained |= after & ~before
+        seq = [*st.deal.stock, *iter_bits(gained & ~old)]
+        size = tape.draws[new[0]][1]
+        if len(seq) != size or len(set(seq)) != size:
+            return
+        piled = sorted(c for c in seq if pile >> c & 1)
+        tape.seqs[new[0]] = (seq, [*piled, *(c for c in seq if not pile >> c & 1)], len(piled))
 
     def _walk(self, k: Knowledge, target: dict, sk: _Skeleton, budget: list[int]) -> _Skeleton:
         g = self._sgame
@@ -700,7 +881,7 @@ class PIMCAgent(Agent):
     def _forced_marks(self, st: State, seat: int, pending: list[int] | None, pinned: int) -> list[int] | None:
         """Marks while ``done`` is not yet legal (from ``pending``, else any free card), then ``done``."""
         g = self._sgame
-        probe = g.clone(st, rng=st.rng)
+        probe = g.clone(st)  # its own copy of the generator: a probe's draws stay off the skeleton's record
         acts: list[int] = []
         while probe.to_act == seat and probe.phase in _MARK_PHASES and len(acts) <= g.hand_size:
             legal = g.legal_actions(probe)
@@ -751,7 +932,7 @@ class PIMCAgent(Agent):
         before = self._signature(st)
         scored: list[tuple[int, int, list[int]]] = []
         for i, acts in enumerate(trials):
-            probe = g.clone(st, rng=st.rng)
+            probe = g.clone(st)  # its own copy of the generator (see _Tape)
             try:
                 for a in acts:
                     if g.apply(probe, a):
@@ -857,7 +1038,7 @@ class PIMCAgent(Agent):
         sk.forbid = {x: f & ~known for x, f in sk.forbid.items() if not known >> x & 1 and f & ~known}
 
     # ------------------------------------------------------------------ sampling
-    def _sample(self, k: Knowledge, sk: _Skeleton) -> tuple[State, float]:
+    def _sample(self, k: Knowledge, sk: _Skeleton, record: bool = False) -> tuple[State, float, list[int]]:
         """One determinization drawn from the belief: rejection sampling on the model's likelihood.
 
         A candidate deal whose public decisions score likelihood ``w`` (out of
@@ -866,7 +1047,9 @@ class PIMCAgent(Agent):
         decision (a decision the model disagrees with keeps the candidate with
         probability ``epsilon / (1 - epsilon)``, so a rejected candidate costs
         only the decisions up to the first refusal); after ``max_tries``
-        candidates the likeliest one is taken. Accepted samples weigh the same.
+        candidates the likeliest one is taken. Accepted samples weigh the same. Returns the state, its
+        weight and the relabelling. ``record``: relabel the deal as dealt and the history too (see
+        :meth:`determinize`).
         """
         best: tuple[list[int], float] | None = None
         for _ in range(self.max_tries):
@@ -877,37 +1060,45 @@ class PIMCAgent(Agent):
                 continue
             accepted, weight = self._judge(k, sk, perm)
             if accepted:
-                return self._relabelled(k, sk, perm), 1.0
+                return self._relabelled(k, sk, perm, record), 1.0, perm
             self.stats["rejected"] += 1
             if best is None or weight > best[1]:
                 best = (perm, weight)
         if best is None:
             raise Inconsistent("no determinization could be built")
-        return self._relabelled(k, sk, best[0]), 1.0
+        return self._relabelled(k, sk, best[0], record), 1.0, best[0]
 
     def _judge(self, k: Knowledge, sk: _Skeleton, perm: list[int]) -> tuple[bool, float]:
-        """Whether the belief keeps the relabelling ``perm``, and the likelihood judged so far."""
+        """Whether the belief keeps the relabelling ``perm``, and its likelihood.
+
+        Each decision the model disagrees with keeps the candidate with probability ``epsilon / (1 - epsilon)``;
+        a refused candidate is still judged to the end, so that the likeliest of refused candidates (taken
+        when every try is refused) is the likeliest over all the public decisions."""
         if self.belief != "expert" or not sk.snaps:
             return True, 1.0
         g = self._sgame
         eps = self.epsilon
         keep = eps / (1.0 - eps) if eps < 1.0 else 1.0
         weight = 1.0
+        accepted = True
         for snap, seat, acts in sk.snaps:
             before = g.clone(snap, rng=np.random.default_rng(0))
             _relabel(before, perm, k.seat)
             self._view.bind(before)
             p = self._likelihood(before, seat, acts, eps)
             weight *= p
-            if p < 1.0 - eps and self.rng.random() >= keep:
-                return False, weight
-        return True, weight
+            if accepted and p < 1.0 - eps and self.rng.random() >= keep:
+                accepted = False
+        return accepted, weight
 
-    def _relabelled(self, k: Knowledge, sk: _Skeleton, perm: list[int]) -> State:
-        """The skeleton with the hidden cards relabelled by ``perm`` (its own generator for the rest of the deal)."""
+    def _relabelled(self, k: Knowledge, sk: _Skeleton, perm: list[int], record: bool = False) -> State:
+        """The skeleton with the hidden cards relabelled by ``perm`` (its own generator for the rest of the deal);
+        ``record``: the deal as dealt and the history too."""
         g = self._sgame
         state = g.clone(sk.state, rng=np.random.default_rng(int(self.rng.integers(1 << 62))))
         _relabel(state, perm, k.seat)
+        if record:
+            _relabel_record(state, perm, g.num_cards)
         if self._restart_hooks and state.phase is Phase.PLAY:
             self._restart(state)
         return state

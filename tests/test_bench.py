@@ -160,7 +160,7 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
 
     monkeypatch.setattr(BeginnerAgent, "supports", lambda self, game: False)
     monkeypatch.setattr(RandomAgent, "reference", False)
-    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert"]
+    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert", "pimc"]
 
 
 def test_a_record_names_what_produced_it(record, ds4):
@@ -573,20 +573,25 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
         import bench_suite
     finally:
         sys.path.pop(0)
+    monkeypatch.setattr(bench_suite, "PIMC_DEFAULT", 1)  # pimc (slow) plays one deal per pairing here
     args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
     assert bench_suite.main(args) == 0
     out = capsys.readouterr().out
     files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
-    assert files == ["beginner.json.gz", "expert.json.gz", "random.json.gz"]
+    assert files == ["beginner.json.gz", "expert.json.gz", "pimc.json.gz", "random.json.gz"]  # pimc plays mousel
     records = {p.name: board.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
     sources = [p["source"] for r in records.values() for p in r["pairs"]]
-    assert sources.count("played") == 3 and len(sources) == 6  # 3 pairings, each played once
+    # the scripted three play their 3 pairings once (each mirrored on the other side); pimc, run last against
+    # the whole field, plays its 3 pairings in its own record
+    assert sources.count("played") == 6 and len(sources) == 9  # 6 pairings, each played once
     assert out.count("mirrored from record") == 3
+    assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * 3
     (b,) = board.leaderboard(tmp_path / "leaderboard.sqlite")
-    assert b.records == 3 and len(b.pairs) == 3 and all(p.deals == 2 for p in b.pairs)
+    assert b.records == 4 and len(b.pairs) == 6
+    assert sorted(p.deals for p in b.pairs) == [1, 1, 1, 2, 2, 2]  # pimc's three on one deal
     assert bench_suite.main(args) == 0
     again = capsys.readouterr().out
-    assert again.count("$ mauscheln bench submit") == 3 and "bench run" not in again
+    assert again.count("$ mauscheln bench submit") == 4 and "bench run" not in again
 
 
 def test_the_documented_commands_parse():
