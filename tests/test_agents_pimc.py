@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
-from agents.pimc import Inconsistent, _TrickSearch, role_paths
+from agents.pimc import Inconsistent, _relabel, _TrickSearch, role_paths
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase, Role
@@ -290,3 +290,51 @@ def test_knowledge_reads_the_trump_suit_a_turned_up_pamphile_leaves_to_the_deale
             runner.play([make_agent("expert") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
                         on_decision=probe)
     assert other > 0
+
+
+def test_a_refused_candidate_is_judged_on_every_public_decision():
+    """The belief's fallback (every try refused: the likeliest candidate is taken) compares candidates by their
+    likelihood over all the other seats' public decisions, not only those before the first refusal."""
+    game = Game(make_config("mauscheln", 4))
+    pimc = make_agent("pimc", seed=3)
+    runner = MatchRunner(game)
+    judged = 0
+
+    class Never:  # the generator's draw that would keep a candidate the model disagrees with: never
+        def __init__(self, rng):
+            self.rng = rng
+
+        def random(self, *size):
+            return self.rng.random(*size) if size else 1.0
+
+        def __getattr__(self, name):
+            return getattr(self.rng, name)
+
+    def probe(state, seat, obs, mask, info, action):
+        nonlocal judged
+        if mask.sum() < 2 or judged >= 40:  # noqa: PLR2004
+            return
+        pimc.setup(game, seat)
+        k = pimc._reader.read(obs, info, seat, mask)
+        sk = pimc._skeleton(k, obs, info)
+        if len(sk.snaps) < 2:
+            return
+        for _ in range(4):
+            perm = pimc._relabelling(sk)
+            pimc.rng = Never(np.random.default_rng(judged))
+            accepted, weight = pimc._judge(k, sk, perm)
+            full = 1.0
+            for snap, s, acts in sk.snaps:
+                before = pimc._sgame.clone(snap, rng=np.random.default_rng(0))
+                _relabel(before, perm, k.seat)
+                pimc._view.bind(before)
+                full *= pimc._likelihood(before, s, acts, pimc.epsilon)
+            assert weight == pytest.approx(full)
+            assert accepted == (full >= (1 - pimc.epsilon) ** len(sk.snaps) - 1e-12)
+            judged += 1
+
+    for d in range(4):
+        dealer, spec = make_deal(game, 4, d)
+        runner.play([make_agent("expert") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
+                    on_decision=probe, seed_for=lambda k, s, d=d: agent_seed(4, d, k, s))
+    assert judged > 0
