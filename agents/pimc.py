@@ -1051,45 +1051,47 @@ class PIMCAgent(Agent):
         weight and the relabelling. ``record``: relabel the deal as dealt and the history too (see
         :meth:`determinize`).
         """
-        best: tuple[list[int], float] | None = None
+        refused: list[tuple[list[int], float, int]] = []
         for _ in range(self.max_tries):
             try:
                 perm = self._relabelling(sk)
             except Inconsistent:
                 self.stats["inconsistent"] += 1
                 continue
-            accepted, weight = self._judge(k, sk, perm)
+            accepted, weight, judged = self._judge(k, sk, perm)
             if accepted:
                 return self._relabelled(k, sk, perm, record), 1.0, perm
             self.stats["rejected"] += 1
-            if best is None or weight > best[1]:
-                best = (perm, weight)
-        if best is None:
+            refused.append((perm, weight, judged))
+        if not refused:
             raise Inconsistent("no determinization could be built")
-        return self._relabelled(k, sk, best[0], record), 1.0, best[0]
+        # every try refused: the likeliest over all the public decisions (the refused are judged to the end)
+        best = max(refused, key=lambda r: r[1] * self._judge(k, sk, r[0], start=r[2])[1])[0]
+        return self._relabelled(k, sk, best, record), 1.0, best
 
-    def _judge(self, k: Knowledge, sk: _Skeleton, perm: list[int]) -> tuple[bool, float]:
-        """Whether the belief keeps the relabelling ``perm``, and its likelihood.
+    def _judge(self, k: Knowledge, sk: _Skeleton, perm: list[int], start: int = 0) -> tuple[bool, float, int]:
+        """Whether the belief keeps the relabelling ``perm``, the likelihood of the public decisions judged,
+        and how many were judged (from decision ``start`` on).
 
         Each decision the model disagrees with keeps the candidate with probability ``epsilon / (1 - epsilon)``;
-        a refused candidate is still judged to the end, so that the likeliest of refused candidates (taken
-        when every try is refused) is the likeliest over all the public decisions."""
+        judging stops at the first refusal. With ``start`` > 0 (finishing a refused candidate, for the choice
+        among refused ones) every later decision is judged and nothing is drawn."""
         if self.belief != "expert" or not sk.snaps:
-            return True, 1.0
+            return True, 1.0, 0
         g = self._sgame
         eps = self.epsilon
         keep = eps / (1.0 - eps) if eps < 1.0 else 1.0
         weight = 1.0
-        accepted = True
-        for snap, seat, acts in sk.snaps:
+        for i in range(start, len(sk.snaps)):
+            snap, seat, acts = sk.snaps[i]
             before = g.clone(snap, rng=np.random.default_rng(0))
             _relabel(before, perm, k.seat)
             self._view.bind(before)
             p = self._likelihood(before, seat, acts, eps)
             weight *= p
-            if accepted and p < 1.0 - eps and self.rng.random() >= keep:
-                accepted = False
-        return accepted, weight
+            if start == 0 and p < 1.0 - eps and self.rng.random() >= keep:
+                return False, weight, i + 1
+        return True, weight, len(sk.snaps)
 
     def _relabelled(self, k: Knowledge, sk: _Skeleton, perm: list[int], record: bool = False) -> State:
         """The skeleton with the hidden cards relabelled by ``perm`` (its own generator for the rest of the deal);

@@ -310,30 +310,40 @@ def test_a_refused_candidate_is_judged_on_every_public_decision():
         def __getattr__(self, name):
             return getattr(self.rng, name)
 
+    def likelihood(k, sk, perm) -> float:
+        full = 1.0
+        for snap, s, acts in sk.snaps:
+            before = pimc._sgame.clone(snap, rng=np.random.default_rng(0))
+            _relabel(before, perm, k.seat)
+            pimc._view.bind(before)
+            full *= pimc._likelihood(before, s, acts, pimc.epsilon)
+        return full
+
     def probe(state, seat, obs, mask, info, action):
         nonlocal judged
-        if mask.sum() < 2 or judged >= 40:  # noqa: PLR2004
+        if mask.sum() < 2 or judged >= 12:  # noqa: PLR2004
             return
         pimc.setup(game, seat)
         k = pimc._reader.read(obs, info, seat, mask)
         sk = pimc._skeleton(k, obs, info)
         if len(sk.snaps) < 2:
             return
-        for _ in range(4):
-            perm = pimc._relabelling(sk)
-            pimc.rng = Never(np.random.default_rng(judged))
-            accepted, weight = pimc._judge(k, sk, perm)
-            full = 1.0
-            for snap, s, acts in sk.snaps:
-                before = pimc._sgame.clone(snap, rng=np.random.default_rng(0))
-                _relabel(before, perm, k.seat)
-                pimc._view.bind(before)
-                full *= pimc._likelihood(before, s, acts, pimc.epsilon)
-            assert weight == pytest.approx(full)
-            assert accepted == (full >= (1 - pimc.epsilon) ** len(sk.snaps) - 1e-12)
-            judged += 1
+        pimc.rng = np.random.default_rng(judged)
+        perms = [pimc._relabelling(sk) for _ in range(pimc.max_tries)]
+        full = [likelihood(k, sk, perm) for perm in perms]
+        if max(full) >= (1 - pimc.epsilon) ** len(sk.snaps) - 1e-12:
+            return  # a candidate the model agrees with throughout would be kept
+        draws = iter(perms)
+        pimc._relabelling = lambda sk: next(draws)
+        pimc.rng = Never(np.random.default_rng(judged))
+        try:
+            _, _, chosen = pimc._sample(k, sk)
+        finally:
+            del pimc._relabelling
+        assert likelihood(k, sk, chosen) == pytest.approx(max(full))
+        judged += 1
 
-    for d in range(4):
+    for d in range(6):
         dealer, spec = make_deal(game, 4, d)
         runner.play([make_agent("expert") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
                     on_decision=probe, seed_for=lambda k, s, d=d: agent_seed(4, d, k, s))
