@@ -47,6 +47,12 @@ all options (common random numbers), and all randomness comes from the agent's
 generator, so a given seed repeats itself. ``samples`` and ``time_limit`` bound
 the work per decision.
 
+The public :meth:`PIMCAgent.determinize` (and :meth:`PIMCAgent.determinization`, which adds the
+reshuffles' draws) writes the relabelling through the record too: the deal as dealt and the history name
+the real cards, so that replaying them (``MauschelnState.with_deal`` in the OpenSpiel adapter) rebuilds a
+member of the seat's information set. Cards whose names the record already holds (own discards, the trump
+card) keep them through a reshuffle: a stand-in trades places with them in the reshuffle's stack instead.
+
 Nothing here names a ruleset: the skeleton, the constraints and the scores come
 from the engine (``new_session(deal=, ante=False)``, ``legal_actions``,
 ``legal_play_mask(hand=)``, ``clone``, ``with_hand``, the trick hooks'
