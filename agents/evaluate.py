@@ -842,6 +842,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
                    help="combine earlier results.json files into one cross-table instead of playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g = p.add_argument_group("cross-table suite (agents/suite.py)")
+    g.add_argument("--suite", nargs="*", default=None, metavar="RULESET",
+                   help="play the cross-table of each named ruleset (none or 'all': every ruleset) at its default "
+                        "table and write docs/results/<ruleset>.md and .png; --deals is per scripted pairing")
+    g.add_argument("--search-deals", type=int, default=200, help="duplicate deals of each pimc pairing in the suite")
+    g.add_argument("--search-against", nargs="+", default=["expert"], metavar="AGENT",
+                   help="the agents pimc meets in the suite")
+    g.add_argument("--reuse", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
+                   help="earlier results.json files pooled into the suite (their pairings are not played again)")
+    g.add_argument("--docs", default="docs/results", help="folder of the suite's pages and charts")
+    g.add_argument("--readme", default=None, help="a file whose results block gets the summary table (README.md)")
+    g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")
+    g.add_argument("--note", default=None, help="a line added to every page (e.g. what the machine was doing)")
     return p
 
 
@@ -850,6 +863,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
     try:
         args = build_parser().parse_args(argv)
+        if args.suite is not None:
+            raise ConfigError("--suite is run by `mauscheln eval` (agents.suite.main), not by agents.evaluate.main")
         if args.out is not None:
             check_out_dir(args.out, args.overwrite)
         if args.merge:

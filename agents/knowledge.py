@@ -96,7 +96,8 @@ class KnowledgeReader:
     piece names, not offsets or encodings.
     """
 
-    PIECES = ("phase", "to_act", "live", "hand", "own_discards", "own_drawn", "trump_card", "trump_taken_by",
+    PIECES = ("phase", "to_act", "live", "hand", "own_discards", "own_drawn", "trump_card", "trump_suit",
+              "trump_taken_by",
               "roles", "exchanged", "trick_cards", "trick_leader")
     """The pieces every ruleset's observation has and :meth:`read` decodes (plus ``knock`` where present)."""
 
@@ -150,7 +151,9 @@ class KnowledgeReader:
             discards=v["own_discards"],
             drawn=v["own_drawn"],
             trump_card=-1 if trump_card is None else trump_card,
-            trump_suit=g.deck.suit[-1 if trump_card is None else trump_card],
+            # The trump suit as the table shows it: a turned-up Pamphile's suit is the one the dealer named.
+            trump_suit=v["trump_suit"] if v["trump_suit"] is not None else g.deck.suit[-1 if trump_card is None
+                                                                                       else trump_card],
             trump_holder=v["trump_taken_by"],
             knocked=None if knock is None else knock == 0,
             roles=[Role.UNDECIDED if r is None else roles[r] for r in v["roles"]],

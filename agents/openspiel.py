@@ -2,7 +2,8 @@
 
 * :func:`determinize` — the one call into ``pimc``'s determinization
   (:mod:`agents.pimc`): a complete deal consistent with what one seat knows, read
-  from that seat's observation and info (the env's own ``observe``/``infos``).
+  from that seat's observation and info (the env's own ``observe``/``infos``);
+  :func:`determinization` adds the chance draws (reshuffles) it was replayed with.
 * :class:`PimcResampler` — IS-MCTS's information-set resampler built on it: a
   state of the same information set for the player to act.
 * :func:`ismcts_bot` — OpenSpiel's IS-MCTS (``open_spiel.python.algorithms.ismcts``)
@@ -13,9 +14,9 @@
   knows, and asks the bot (the bot's resampler then ranges over the information set).
 * :class:`AgentPolicy` — an agent as an OpenSpiel ``Policy`` (for ``nash_conv``).
 
-pimc's determinization supports the ruleset ``mauscheln`` without Vierling
-(``pimc`` itself falls back to ``expert`` elsewhere); so do the resampler and the
-``openspiel`` agent, which raise :class:`UnsupportedError` on other rules.
+pimc's determinization supports every ruleset and option set (``PIMCAgent.determinizes``);
+the resampler and the ``openspiel`` agent raise :class:`UnsupportedError` on a table
+where it would not.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import ismcts, mcts
 
 from agents.base import Agent, Info, legal_ids, make_agent
-from agents.pimc import Inconsistent, PIMCAgent
+from agents.pimc import Determinization, Inconsistent, PIMCAgent
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import DealSpec, Game, State
 from mauscheln_env.errors import MauschelnError
@@ -55,10 +56,20 @@ def determinize(game: Game, seat: int, observation: np.ndarray, action_mask: np.
     the observation and info, replays the public history once for its structure
     and samples a deal (``belief="uniform"``: every consistent deal alike;
     ``"expert"``: weighted by how an expert would have bid). The state is a
-    one-deal session (``max_deals=1``) with the table's chips and pot. Raises
-    :class:`UnsupportedError` for rules pimc does not determinize, and
-    ``agents.pimc.Inconsistent`` when a draw fails (draw again).
+    one-deal session (``max_deals=1``) with the table's chips and pot; its
+    :func:`dealt_cards` and :func:`engine_actions` name the real cards, so that
+    the deal they describe (with the chance draws of :func:`determinization`)
+    is a member of the seat's information set. Raises :class:`UnsupportedError`
+    for rules pimc does not determinize, and ``agents.pimc.Inconsistent`` when a
+    draw fails (draw again).
     """
+    return determinization(game, seat, observation, action_mask, info, rng, belief).state
+
+
+def determinization(game: Game, seat: int, observation: np.ndarray, action_mask: np.ndarray, info: Info,
+                    rng: np.random.Generator, belief: str = "uniform") -> Determinization:
+    """:func:`determinize` with the chance draws after the deal (reshuffles) that its history was replayed with
+    (``Determinization.draws``, for ``MauschelnState.with_deal(draws=)``)."""
     key = (id(game), seat, belief)
     agent = _PIMC.get(key)
     if agent is None or agent.game is not game:
@@ -66,10 +77,10 @@ def determinize(game: Game, seat: int, observation: np.ndarray, action_mask: np.
         agent.setup(game, seat)
         _PIMC[key] = agent
     if not agent.determinizes:
-        raise UnsupportedError(f"pimc's determinization supports ruleset mauscheln without vierling; "
-                               f"this table plays {game.config.ruleset} with {dict(game.config.options)}")
+        raise UnsupportedError(f"pimc's determinization does not support this table: {game.config.ruleset} with "
+                               f"{dict(game.config.options)}")
     agent.rng = rng
-    return agent.determinize(observation, action_mask, info)
+    return agent.determinization(observation, action_mask, info)
 
 
 def dealt_cards(state: State) -> DealSpec:
@@ -87,11 +98,11 @@ def engine_actions(state: State) -> list[int]:
 class PimcResampler:
     """IS-MCTS's resampler: ``resampler(state, player)`` is a state of ``player``'s information set.
 
-    It draws a deal with :func:`determinize` from the player's observation and
+    It draws a deal with :func:`determinization` from the player's observation and
     info. A state built from ``new_initial_state`` is rebuilt with that deal by
     replaying its history (:meth:`MauschelnState.with_deal`), the other seats'
-    hidden choices (which cards they threw) taken from the determinization and
-    the player's own actions kept as they were; a state rooted at an
+    hidden choices (which cards they threw) and the reshuffles taken from the
+    determinization and the player's own actions kept as they were; a state rooted at an
     engine state (the ``openspiel`` agent's) is rerooted at the determinized
     state. The result has the player's information state string; a draw that
     does not is drawn again, up to ``max_tries`` times.
@@ -109,11 +120,12 @@ class PimcResampler:
         key = state.information_state_string(player)
         for _ in range(self.max_tries):
             try:
-                det = determinize(engine, player, obs, mask, info, self.rng, self.belief)
+                drawn = determinization(engine, player, obs, mask, info, self.rng, self.belief)
+                det = drawn.state
                 if state.is_rooted:
                     new = state.rerooted(det)
                 else:
-                    new = state.with_deal(dealt_cards(det), engine_actions(det), keep=player)
+                    new = state.with_deal(dealt_cards(det), engine_actions(det), keep=player, draws=drawn.draws)
             except UnsupportedError:
                 raise
             except (Inconsistent, MauschelnError):

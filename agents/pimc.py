@@ -1,56 +1,68 @@
-"""``pimc``: Perfect Information Monte Carlo search.
+"""``pimc``: Perfect Information Monte Carlo search, for every ruleset.
 
 For each decision the agent
 
 1. reads what its seat knows from the observation and the info dict
-   (:mod:`agents.knowledge`) — never an engine state;
-2. samples *determinizations*: complete deals (every hand, the stock order, each
-   exchanger's discards) consistent with everything the seat knows — its own
-   cards, discards and draws, the trump card and who took it, every public
-   decision, the exchange counts, every card played and by whom, and the voids
-   and "could not beat" facts that failing to follow, trump or beat reveals;
-   with ``belief="expert"`` (the default) candidate deals are kept by rejection
-   sampling on how likely the other seats' public decisions (knock, declare, go
-   with, how many cards exchanged) were under a model player, so that, say, a
-   mauschler is dealt the kind of hand a mauschler holds;
-3. rebuilds the game in each determinization by starting a one-deal session on
-   the engine with that deal (``Game.new_session(..., deal=DealSpec)``) and
-   replaying the public history — the engine asks who is to act and checks
-   every action, so the rules come from the engine alone;
-4. scores every legal action in every determinization: in the card play by an
-   exact max^n search of the remaining tricks (each seat maximises its own chip
-   result, a transposition table at trick boundaries); in the knock, declare,
-   go-with and exchange phases by a rollout in which every seat follows the
-   model player;
-5. plays the model player's own choice unless another action's mean chip
-   result, paired over the same determinizations, is better by more than
-   ``switch_z`` standard errors (a confident one-step improvement of the model
-   player); sampling stops early once the verdict is clear.
+   (:mod:`agents.knowledge`, the observation schema) — never an engine state;
+2. builds a *skeleton*: one engine state at the current decision, reached by
+   replaying the public history on stand-in cards (once per decision). The
+   engine asks who acts and what is legal; the agent answers each question of
+   another seat with the action whose public trace (the observation's record
+   pieces: roles, exchange counts, knock, trump suit and who took the trump card,
+   announcements, ...) agrees with what the seat sees now, backtracking where
+   two fit; a seat's exchange is its public count of marks and ``done``; every
+   card played to a trick is put into its player's hand and played. The replay
+   must end at this seat's decision with exactly this seat's record, else the
+   search stands down for this decision (the ``expert`` plays it);
+3. collects, while replaying, what each hidden card place cannot hold: a card
+   that, held beside the card a seat played, would have made that play illegal
+   (``Game.legal_play_mask(hand=...)``: the follow obligations of each trick
+   profile), and a card whose holding would have made a seat's other decision
+   illegal (the ace of spades may not pass, Mauschelzwang); the constraints sit
+   on card places and move with them;
+4. samples *determinizations*: a random relabelling of the cards this seat cannot
+   see over the hidden places (other hands, blind cards, stock order, discard
+   pile, dead hands) that respects those constraints, written through every card
+   field of the skeleton — so own hand and discards, cards played, the face-up or
+   taken trump card stay, and the stock, reshuffles (Mouche, Muschka, a classic
+   reshuffle of the trump card) and exchange counts are the engine's own; with
+   ``belief="expert"`` (the default) a sample is kept by rejection sampling on
+   how well the ``expert`` explains the other seats' public decisions in it
+   (each judged on the skeleton's state before that decision, relabelled);
+5. scores every option in every determinization: in the card play by an exact
+   max^n search of the remaining tricks (each seat maximises its own result; a
+   transposition table at trick boundaries; cards that are adjacent in the
+   trick order and held by one seat are one option when no trick hook can tell
+   them apart); in the other phases by a rollout in which every seat follows the
+   ruleset's ``expert``;
+6. plays the model player's own choice unless another option's mean result,
+   paired over the same determinizations, is better by more than ``switch_z``
+   standard errors; sampling stops early once the verdict is clear.
 
-The determinizations of one decision are shared by all actions (common random
-numbers), and all randomness comes from the agent's generator, so a given seed
-repeats itself. ``samples`` and ``time_limit`` bound the work per decision.
+An exchange (or an exchange started while deciding, Mouche and Muschka) is
+scored as whole discard sets — the ``j`` weakest cards for every ``j`` and the
+model player's own set — each followed by ``done``; the rest of the chosen set
+is then played from a plan. The determinizations of one decision are shared by
+all options (common random numbers), and all randomness comes from the agent's
+generator, so a given seed repeats itself. ``samples`` and ``time_limit`` bound
+the work per decision.
 
-How the rules are learnt from the engine without restating them:
+The public :meth:`PIMCAgent.determinize` (and :meth:`PIMCAgent.determinization`, which adds the
+reshuffles' draws) writes the relabelling through the record too: the deal as dealt and the history name
+the real cards, so that replaying them (``MauschelnState.with_deal`` in the OpenSpiel adapter) rebuilds a
+member of the seat's information set. Cards whose names the record already holds (own discards, the trump
+card) keep them through a reshuffle: a stand-in trades places with them in the reshuffle's stack instead.
 
-* The replay is driven by ``state.to_act`` and ``state.phase``; the seat's
-  knowledge only says *what* each seat did (its role tells its declaration and
-  go-with choice, its exchange count how many cards it marked, the trick record
-  which card it played).
-* The exchange order and how many stock cards each exchanger drew are read off
-  a first "structure" replay.
-* Which hidden cards a seat cannot hold is found by asking the engine's
-  ``legal_play_mask`` whether the card it played would still have been legal
-  had it also held the other card (for the trick profiles of RULES.md §1.4
-  this pairwise test is exact).
-
-Rulesets whose action vocabulary is not Mauscheln's are handed to the
-``expert`` fallback (which itself degrades to random play), so the agent never
-crashes on a new ruleset.
+Nothing here names a ruleset: the skeleton, the constraints and the scores come
+from the engine (``new_session(deal=, ante=False)``, ``legal_actions``,
+``legal_play_mask(hand=)``, ``clone``, ``with_hand``, the trick hooks'
+``start``) and the observation schema, and which roles can follow which is
+learnt once per table from random play of the engine.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -58,37 +70,233 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.base import Agent, Info, legal_ids
-from agents.baselines import MAUSCHELN_ACTIONS, ExpertAgent
+from agents.baselines import ExpertAgent
 from agents.knowledge import Knowledge, KnowledgeReader
 from agents.views import EnvView
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.config import make_config
-from mauscheln_env.engine import DealSpec, Game, Phase, Role, State
+from mauscheln_env.engine import Deal, DealSpec, Game, Phase, Role, State, TrickHook
 from mauscheln_env.errors import MauschelnError
+from mauscheln_env.observation import Observer
+from mauscheln_env.tricks import legal_follow
 
-_PHASE_OF = {
-    "knock": Phase.KNOCK,
-    "declare": Phase.DECLARE,
-    "go_with": Phase.GO_WITH,
-    "exchange": Phase.EXCHANGE,
-    "play": Phase.PLAY,
-}
+SEARCH_PHASES = ("knock", "declare", "go_with", "exchange", "play", "offer", "decide", "name_trump", "announce",
+                 "swap")
+"""Phase names ``phases=`` may list (those of every ruleset; a table uses the ones its spec has)."""
+
+RECORD_PIECES = ("trump_card", "trump_suit", "trump_taken_by", "knock", "roles", "exchanged", "trump_face_up",
+                 "announced", "revealed", "pushes")
+"""Observation pieces that record the public decisions of a deal (those a table has are compared)."""
+
+_MARK_PHASES = (Phase.EXCHANGE, Phase.DECIDE)
+"""Phases in which a card action marks a card to exchange (elsewhere outside the play it is a plain choice)."""
+
+_ROLE_PATHS: dict[str, dict[Role, frozenset[Role]]] = {}
+"""Per table (its config as JSON): the roles each role can still turn into later in a deal."""
 
 
 class Inconsistent(Exception):
     """A determinization (or the replay of the public history) contradicts what the seat knows."""
 
 
-@dataclass
-class _Structure:
-    """Facts about the public history, found by one replay (shared by all samples of a decision)."""
+class _Tape:
+    """The skeleton's generator: it writes down every draw (``(kind, size, value)``, in order) so that a
+    determinization can tell which chance outcomes its deal was replayed with (a reshuffle of the discards).
 
-    exchange_order: list[tuple[int, int]] = field(default_factory=list)
-    """``(seat, stock cards drawn)`` for every finished exchange, in order."""
-    held: dict[int, int] = field(default_factory=dict)
-    """Cards each other live seat holds now (a passer: the size of its dead hand)."""
-    exclusions: dict[int, int] = field(default_factory=dict)
-    """Cards each other seat cannot hold now (revealed by its plays)."""
+    A reshuffle's pool is the discard pile by card id (then any other card it takes, the classic trump
+    card), so a relabelling of the cards changes which items its draw picks: the replay notes each
+    reshuffle's outcome as the sequence of cards it stacked and its pool (``seqs``: ``(stacked, pool, m)``
+    with the pile's ``m`` cards first, renamed with the skeleton's cards), and :meth:`chance_draws` turns
+    those back into draws for any relabelling.
+    A copy (``copy.deepcopy``, as ``Game.clone`` makes) carries its own generator and record; a probe of the
+    replay gets a copy, so only the draws of the replayed line are on the record."""
+
+    __slots__ = ("gen", "draws", "seqs", "broken")
+
+    def __init__(self, gen: np.random.Generator, draws: list | None = None, seqs: dict | None = None,
+                 broken: bool = False) -> None:
+        self.gen = gen
+        self.draws = [] if draws is None else draws
+        self.seqs: dict[int, tuple[list[int], list[int], int]] = {} if seqs is None else seqs
+        self.broken = broken
+
+    def relabel(self, perm: list[int]) -> None:
+        self.seqs = {i: ([perm[c] for c in seq], [perm[c] for c in pool], m)
+                     for i, (seq, pool, m) in self.seqs.items()}
+
+    def stacked_together(self, x: int, y: int) -> bool:
+        """Whether one reshuffle stacked both cards."""
+        return any(x in seq and y in seq for seq, _, _ in self.seqs.values())
+
+    def trade(self, x: int, y: int) -> None:
+        """Cards ``x`` and ``y`` trade places in the reshuffle that stacked both (else the record is broken)."""
+        for seq, _, _ in self.seqs.values():
+            if x in seq and y in seq:
+                i, j = seq.index(x), seq.index(y)
+                seq[i], seq[j] = y, x
+                return
+        self.broken = True
+
+    def chance_draws(self, perm: list[int]) -> tuple[tuple, ...] | None:
+        """The draws that stack each reshuffle's cards, relabelled by ``perm``, as the engine would (None when
+        a reshuffle's cards were not noted)."""
+        if self.broken:
+            return None
+        out: list[tuple] = []
+        for i, (kind, size, value) in enumerate(self.draws):
+            if kind == "permutation" and size > 1:
+                noted = self.seqs.get(i)
+                if noted is None:
+                    return None
+                seq, pool, m = noted
+                pool = [*sorted(perm[c] for c in pool[:m]), *(perm[c] for c in pool[m:])]
+                at = {c: r for r, c in enumerate(pool)}
+                value = [at[perm[c]] for c in seq]
+            out.append((kind, size, value))
+        return tuple(out)
+
+    def permutation(self, k: int) -> np.ndarray:
+        out = self.gen.permutation(k)
+        self.draws.append(("permutation", int(k), out.tolist()))
+        return out
+
+    def integers(self, n: int) -> int:
+        out = int(self.gen.integers(n))
+        self.draws.append(("integers", int(n), out))
+        return out
+
+    def __deepcopy__(self, memo: dict) -> _Tape:
+        return _Tape(copy.deepcopy(self.gen, memo), list(self.draws),
+                     {i: (list(q), list(p), m) for i, (q, p, m) in self.seqs.items()}, self.broken)
+
+
+@dataclass(frozen=True)
+class Determinization:
+    """A determinized engine state and the chance draws its deal was replayed with.
+
+    ``state.session.deals[-1]`` (the deal as dealt) and ``state.session.history`` (the deal's actions) name
+    the real cards of this determinization; ``draws`` are the engine's random draws from the deal on, in
+    order, as ``(kind, size, value)`` (``("permutation", k, [...])``: a reshuffle), or None where a reshuffle
+    could not be told. Replaying the history on that deal with those draws reaches ``state``'s cards.
+    """
+
+    state: State
+    draws: tuple[tuple, ...] | None
+
+
+@dataclass
+class _Skeleton:
+    """The public history replayed on stand-in cards up to the current decision (one per decision)."""
+
+    state: State
+    forbid: dict[int, int] = field(default_factory=dict)
+    """Card place (named by the stand-in card now in it) -> the real cards it cannot hold."""
+    snaps: list[tuple[State, int, list[int]]] = field(default_factory=list)
+    """``(state before, seat, actions)`` of other seats' public decisions, for the belief."""
+    pile_mine: int = 0
+    """Own discards still in the discard pile (a reshuffle returns the pile to the stock)."""
+    known: int = 0
+    """Cards whose place this seat knows (set at the end)."""
+    hidden: list[int] = field(default_factory=list)
+
+    def copy(self, g: Game) -> _Skeleton:
+        return _Skeleton(g.clone(self.state), dict(self.forbid), list(self.snaps),
+                         self.pile_mine)
+
+
+def role_paths(game: Game, deals: int = 48) -> dict[Role, frozenset[Role]]:
+    """Which roles each role can become later in the same deal, learnt from random play of ``game``'s engine."""
+    key = game.config.to_json() if hasattr(game.config, "to_json") else repr(sorted(game.config.to_dict().items()))
+    hit = _ROLE_PATHS.get(key)
+    if hit is not None:
+        return hit
+    rng = np.random.default_rng(12345)
+    after: dict[Role, set[Role]] = {r: {r} for r in Role}
+    for _ in range(deals):
+        st = game.new_session(rng)
+        seen: list[list[Role]] = [[r] for r in st.deal.roles]
+        deal_no = st.session.deals_started
+        for _step in range(400):
+            if st.phase is Phase.OVER:
+                break
+            legal = game.legal_actions(st)
+            game.apply(st, legal[int(rng.integers(len(legal)))])
+            if st.session.deals_started != deal_no:
+                break
+            for s, r in enumerate(st.deal.roles):
+                if r is not seen[s][-1]:
+                    seen[s].append(r)
+        for path in seen:
+            for i, r in enumerate(path):
+                after[r].update(path[i:])
+    out = {r: frozenset(v) for r, v in after.items()}
+    _ROLE_PATHS[key] = out
+    return out
+
+
+def _remap_mask(mask: int, perm: list[int]) -> int:
+    out = 0
+    while mask:
+        low = mask & -mask
+        out |= 1 << perm[low.bit_length() - 1]
+        mask ^= low
+    return out
+
+
+def _swap_cards(state: State, x: int, y: int, keep: int | None = None) -> None:
+    """Exchange the places of cards ``x`` and ``y`` in every card field of ``state``'s deal.
+
+    ``keep`` names a seat whose own discards record is left alone (it is what that seat saw).
+    """
+    d = state.deal
+    both = (1 << x) | (1 << y)
+
+    def flip(mask: int) -> int:
+        return mask ^ both if (mask >> x & 1) != (mask >> y & 1) else mask
+
+    for s in range(len(d.hands)):
+        d.hands[s] = flip(d.hands[s])
+        d.drawn[s] = flip(d.drawn[s])
+        d.blind[s] = flip(d.blind[s])
+        if s != keep:
+            d.discards[s] = flip(d.discards[s])
+    d.discard_pile = flip(d.discard_pile)
+    d.dead = flip(d.dead)
+    d.stock = [y if c == x else x if c == y else c for c in d.stock]
+
+
+def _relabel_record(state: State, perm: list[int], n_cards: int) -> None:
+    """Write the card relabelling ``perm`` through the record of ``state``'s deal: the deal as dealt
+    (``session.deals[-1]``) and every card action of the history, so that they describe the relabelled cards.
+
+    Only for a one-deal session (a determinization): its history is this deal's actions alone.
+    """
+    session = state.session
+    spec = session.deals[-1]
+    session.deals[-1] = DealSpec(tuple(tuple(perm[c] for c in hand) for hand in spec.hands),
+                                 perm[spec.trump] if spec.trump >= 0 else spec.trump,
+                                 tuple(perm[c] for c in spec.stock))
+    session.history = [perm[a] if a < n_cards else a for a in session.history]
+    if isinstance(session.rng, _Tape):
+        session.rng.relabel(perm)
+
+
+def _relabel(state: State, perm: list[int], keep: int) -> None:
+    """Write the card relabelling ``perm`` through every card place of ``state``'s deal (not ``keep``'s discards)."""
+    d = state.deal
+    for s in range(len(d.hands)):
+        d.hands[s] = _remap_mask(d.hands[s], perm)
+        d.drawn[s] = _remap_mask(d.drawn[s], perm)
+        d.blind[s] = _remap_mask(d.blind[s], perm)
+        if s != keep:
+            d.discards[s] = _remap_mask(d.discards[s], perm)
+    d.discard_pile = _remap_mask(d.discard_pile, perm)
+    d.dead = _remap_mask(d.dead, perm)
+    d.stock = [perm[c] for c in d.stock]
+
+
+def _has_start_hook(game: Game) -> bool:
+    return any(type(h).start is not TrickHook.start for h in game.trick_hooks)
 
 
 class PIMCAgent(Agent):
@@ -112,6 +320,7 @@ class PIMCAgent(Agent):
         rollout_search: bool = False,
         phases: str = "all",
         max_tries: int = 8,
+        restarts: int = 16,
     ) -> None:
         super().__init__(seed)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
@@ -139,10 +348,13 @@ class PIMCAgent(Agent):
         self.epsilon = float(epsilon)
         self.model_risk = float(model_risk)
         self.max_tries = max_tries
+        if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 1:
+            raise ValueError(f"restarts={restarts!r} is not allowed; allowed: a whole number >= 1")
+        self.restarts = restarts
         self.rollout_search = bool(rollout_search)
-        chosen = set(_PHASE_OF) if phases == "all" else {p.strip() for p in str(phases).replace("+", ",").split(",")}
-        if not chosen or not chosen <= set(_PHASE_OF):
-            raise ValueError(f"phases={phases!r} is not allowed; allowed: 'all' or names from {', '.join(_PHASE_OF)} "
+        chosen = set(SEARCH_PHASES) if phases == "all" else {p.strip() for p in str(phases).replace("+", ",").split(",")}
+        if not chosen or not chosen <= set(SEARCH_PHASES):
+            raise ValueError(f"phases={phases!r} is not allowed; allowed: 'all' or names from {', '.join(SEARCH_PHASES)} "
                              "joined by '+'")
         self.phases = phases
         self._search_phases = frozenset(chosen)
@@ -158,6 +370,7 @@ class PIMCAgent(Agent):
             "rollout_search": self.rollout_search,
             "phases": phases,
             "max_tries": max_tries,
+            "restarts": restarts,
         }
         self._plan: tuple[int, list[int]] | None = None
         self.stats = {"decisions": 0, "searched": 0, "fallbacks": 0, "samples": 0, "rejected": 0,
@@ -170,24 +383,29 @@ class PIMCAgent(Agent):
         super().setup(game, seat)
         if not (same and hasattr(self, "_reader")):
             self._fallback = ExpertAgent(risk=self.model_risk)
-            # The replay reads declarations, go-with choices, exchanges and plays off the
-            # observation; rulesets or options with other public steps are left to the expert.
-            self._supported = (
-                game.config.ruleset == "mauscheln"
-                and MAUSCHELN_ACTIONS.issubset(game.action_ids)
-                and not getattr(game, "vierling", False)
-            )
             self._reader = KnowledgeReader(game)
             options = dict(game.config.to_dict())
             ruleset, n = options.pop("ruleset"), options.pop("num_players")
             options["max_deals"] = 1  # a determinized session is one deal
             self._view = EnvView(make_config(ruleset, n, **options))
             self._sgame = self._view.game
+            self._sobserver = Observer(self._sgame)
             base = None if self.seed is None else int(np.random.SeedSequence([self.seed, 17]).generate_state(1)[0])
             self._models = [ExpertAgent(seed=None if base is None else base + s, risk=self.model_risk)
                             for s in range(n)]
             for s, model in enumerate(self._models):
                 model.setup(self._sgame, s)
+            names = set(self._sobserver.by_name)
+            self._record = [p for p in RECORD_PIECES if p in names]
+            self._real_slices = {p: self._reader.observer.slice(p) for p in self._record}
+            self._sk_slices = {p: self._sobserver.slice(p) for p in self._record}
+            self._role_shape = self._sobserver.by_name["roles"].shape
+            self._roles_of = tuple(Role[name.upper()] for name in game.config.spec.roles)
+            self._paths = role_paths(self._sgame)
+            self._phase_of = {name: Phase[name.upper()] for name in game.config.spec.phases}
+            self._restart_hooks = _has_start_hook(self._sgame)
+            self._sensitive: dict[int, tuple[int, tuple[str, ...]]] = {}
+            self._supported = True
         self._fallback.setup(game, seat)
 
     def reset(self, seed: int | None = None) -> None:
@@ -207,24 +425,22 @@ class PIMCAgent(Agent):
             return legal[0]
         self.stats["decisions"] += 1
         default = self._fallback.act(observation, action_mask, info)
-        if info.get("phase") in _PHASE_OF and info.get("phase") not in self._search_phases:
-            return default
-        if not self._supported or info.get("phase") not in _PHASE_OF:
-            self.stats["fallbacks"] += 1
+        phase = info.get("phase")
+        if phase not in self._phase_of or phase not in self._search_phases:
             return default
         k = self._reader.read(observation, info, self.seat, action_mask)
         planned = self._planned(k, legal)
         if planned is not None:
             return planned
         try:
-            structure = self._structure(k)
+            sk = self._skeleton(k, observation, info)
         except (Inconsistent, MauschelnError):
             self.stats["fallbacks"] += 1
             return default
-        self._default = default
-        options, base = self._options(k, legal)
         values: list[list[float]] = []  # per sample: the value of each option
         weights: list[float] = []
+        options: list[list[int]] | None = None
+        base = 0
         start = time.perf_counter()
         tries = 0
         verdict: int | None = None
@@ -237,13 +453,17 @@ class PIMCAgent(Agent):
                     break
             tries += 1
             try:
-                state, weight = self._sample(k, structure)
+                state, weight, _ = self._sample(k, sk)
             except Inconsistent:
                 continue
+            if options is None:
+                options, base = self._options(k, legal, default, state)
+                if len(options) == 1:
+                    return options[0][0]
             weights.append(weight)
             values.append([self._value(state, option) for option in options])
         self.stats["samples"] += len(values)
-        if not values or sum(weights) <= 0.0:
+        if not values or sum(weights) <= 0.0 or options is None:
             self.stats["fallbacks"] += 1
             return default
         self.stats["searched"] += 1
@@ -258,7 +478,7 @@ class PIMCAgent(Agent):
 
     @property
     def determinizes(self) -> bool:
-        """Whether this table's rules are ones the search can determinize (see the module docstring)."""
+        """Whether the search can determinize this table (every ruleset and option set; see the module docstring)."""
         return self._supported
 
     def supports(self, game: Game) -> bool:
@@ -270,16 +490,39 @@ class PIMCAgent(Agent):
 
         Consistent with everything the seat knows (its observation and info),
         drawn with the agent's own generator: a one-deal session with the
-        table's chips and pot, replayed to the current decision. Raises
-        :class:`Inconsistent` when no consistent deal was found (draw again).
+        table's chips and pot at the current decision. Its record names the real
+        cards: ``session.deals[-1]`` is the deal as dealt and ``session.history``
+        the deal's actions (the other seats' hidden choices as this determinization
+        has them), so that replaying them, with the chance draws of
+        :meth:`determinization`, reaches this state. Raises :class:`Inconsistent`
+        when no consistent deal was found (draw again).
         """
+        return self.determinization(observation, action_mask, info).state
+
+    def determinization(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> Determinization:
+        """:meth:`determinize` with the chance draws (reshuffles) the determinized deal was replayed with."""
         if self.game is None:
             raise ValueError("pimc: call setup(game, seat) before determinize()")
-        if not self._supported:
-            raise ValueError(f"pimc cannot determinize ruleset {self.game.config.ruleset} with these options")
         k = self._reader.read(observation, info, self.seat, action_mask)
-        state, _ = self._sample(k, self._structure(k))
-        return state
+        try:
+            sk = self._skeleton(k, observation, info)
+        except MauschelnError as exc:
+            raise Inconsistent(str(exc)) from exc
+        # Cards the seat has seen keep their names wherever a reshuffle took them (own discards, the trump card:
+        # the record shows them); one whose place excludes it trades places in its reshuffle with a card that
+        # may stand there.
+        tape = sk.state.session.rng
+        named = self._named(k, sk)
+        for x in [c for c in sk.hidden if named >> c & 1 and sk.forbid.get(c, 0) >> c & 1]:
+            if isinstance(tape, _Tape):
+                y = next((c for c in sk.hidden if not named >> c & 1 and tape.stacked_together(x, c)
+                          and not sk.forbid.get(c, 0) >> x & 1), None)
+                if y is not None:
+                    self._trade(k, sk, x, y, rename=False)
+        sk.hidden = [c for c in sk.hidden if not named >> c & 1]
+        state, _, perm = self._sample(k, sk, record=True)
+        tape = sk.state.session.rng
+        return Determinization(state, tape.chance_draws(perm) if isinstance(tape, _Tape) else None)
 
     def _verdict(self, values: list[list[float]], weights: list[float], base: int, final: bool) -> int | None:
         """Which option to play, or None to keep sampling.
@@ -318,42 +561,65 @@ class PIMCAgent(Agent):
             return base
         return None
 
-    def _options(self, k: Knowledge, legal: list[int]) -> tuple[list[list[int]], int]:
+    def _options(self, k: Knowledge, legal: list[int], default: int,
+                 state: State) -> tuple[list[list[int]], int]:
         """What to score, and which option is the model player's own choice.
 
-        Outside the exchange: each legal action. An exchange is a run of single
-        marks, and scoring marks one by one would judge a half-made exchange; so
+        In the card play and in plain choices: each legal action. Where a card
+        marks a card to exchange (an exchange, or an exchange started while
+        deciding) scoring marks one by one would judge a half-made exchange; so
         the agent scores whole discard sets, each as its marks followed by
-        ``done``: the j weakest cards of the hand for every j (card strength
-        from the engine's trick tables) and the model player's own set. The
-        engine rejects a set larger than the stock allows (scored -inf).
+        ``done`` — the j weakest cards of the hand for every j (card strength
+        from the engine's trick tables) and the model player's own set — besides
+        the other legal actions (stay, pass, done, ...). The engine rejects a set
+        larger than the stock allows (scored -inf).
         """
         g = self.game
-        default = self._default
-        if k.phase != "exchange":
+        N = g.num_cards
+        phase = self._phase_of[k.phase]
+        cards = [a for a in legal if a < N]
+        if phase not in _MARK_PHASES or not cards:
             options = [[a] for a in legal]
             return options, next((i for i, o in enumerate(options) if o[0] == default), 0)
-        done = g.DONE
-        if not any(a < g.num_cards for a in legal):
-            return [[done]], 0
-        cards = sorted(iter_bits(k.hand), key=lambda c: (self._fallback.power(k, c), c))
-        first = 0 if done in legal else 1
-        options = [[*cards[:j], done] for j in range(first, len(cards) + 1)]
-        own = [c for c in self._fallback.discard_plan(k) if k.hand >> c & 1]
-        if not own and done not in legal:
-            own = cards[:1]
-        mine = [*own, done]
+        strategy = self._fallback.strategy
+        order = sorted(cards, key=lambda c: (strategy.power(k, c), c))
+        options = [[a] for a in legal if a >= N]
+        options += [[*order[:j], g.DONE] for j in range(1, len(order) + 1)]
+        if default >= N:
+            return options, next((i for i, o in enumerate(options) if o == [default]), 0)
+        own = self._model_marks(state, default)
+        mine = [*own, g.DONE]
         for i, o in enumerate(options):
-            if sorted(o[:-1]) == sorted(own):
+            if o[-1] == g.DONE and sorted(o[:-1]) == sorted(own):
                 options[i] = mine
                 return options, i
         options.append(mine)
         return options, len(options) - 1
 
+    def _model_marks(self, state: State, first: int) -> list[int]:
+        """The whole discard set the model player makes from ``state`` when its first mark is ``first``."""
+        g = self._sgame
+        me = self.seat
+        probe = g.clone(state, rng=state.rng)
+        view = self._view
+        view.bind(probe)
+        marks = [first]
+        g.apply(probe, first)
+        model = self._models[me]
+        while probe.to_act == me and probe.phase in _MARK_PHASES and len(marks) < g.hand_size:
+            view.refresh()
+            obs, mask, info = view.seat_view(me)
+            a = model.act(obs, mask, info)
+            if a >= g.num_cards:
+                break
+            g.apply(probe, a)
+            marks.append(a)
+        return marks
+
     def _planned(self, k: Knowledge, legal: list[int]) -> int | None:
         """The next step of an exchange plan chosen at an earlier mark, if it still fits."""
         plan = self._plan
-        if k.phase != "exchange" or plan is None:
+        if self._phase_of.get(k.phase) not in _MARK_PHASES or plan is None:
             self._plan = None
             return None
         base, actions = plan
@@ -368,114 +634,375 @@ class PIMCAgent(Agent):
         self._plan = None
         return None
 
-    def _recorded(self, k: Knowledge, state: State, seat: int, discards: dict[int, list[int]]) -> list[int] | None:
-        """The actions ``seat`` took at the engine's current question, or None if not yet known."""
+    # ------------------------------------------------------------------ the skeleton
+    def _signature(self, state: State) -> dict[str, np.ndarray]:
+        enc = self._sobserver.encode(state, self.seat)
+        return {p: enc[sl] for p, sl in self._sk_slices.items()}
+
+    def _compatible(self, before: dict, after: dict, target: dict) -> int | None:
+        """How many record entries a candidate set, or None if one contradicts the seat's record."""
+        score = 0
+        for p, new in after.items():
+            old = before[p]
+            changed = new != old
+            if not changed.any():
+                continue
+            if p == "roles":
+                rows_new = new.reshape(self._role_shape)
+                rows_tgt = target[p].reshape(self._role_shape)
+                for r in np.flatnonzero(changed.reshape(self._role_shape).any(axis=1)).tolist():
+                    now = self._roles_of[int(rows_new[r].argmax())]
+                    want = self._roles_of[int(rows_tgt[r].argmax())]
+                    if want not in self._paths[now]:
+                        return None
+                    score += 1
+                continue
+            if not np.array_equal(new[changed], target[p][changed]):
+                return None
+            score += int(changed.sum())
+        return score
+
+    def _skeleton(self, k: Knowledge, obs: np.ndarray, info: Info) -> _Skeleton:
+        """Replay the public history on stand-in cards to the current decision (see the module docstring).
+
+        Where a question goes to the seat holding some card (the Pamphile's
+        announcement), the stand-ins decide who is asked; so a replay that
+        cannot reach the record is retried on other stand-in deals (``restarts``
+        in all, each from its own fixed seed: the skeleton depends on the
+        observation alone).
+        """
+        if k.trump_card < 0:
+            raise Inconsistent("no cards are dealt yet (the deal is offered)")
+        target = {p: obs[sl] for p, sl in self._real_slices.items()}
+        error: Exception | None = None
+        for attempt in range(self.restarts):
+            try:
+                # Every other attempt pays the stakes again (from a pot less one stake): stake stages that decide
+                # more than money (the classic forced knock on a new pot) then run as they did.
+                state = self._stand_in_state(k, info, attempt // 2, ante=attempt % 2 == 1)
+                sk = self._walk(k, target, _Skeleton(state), [8 * self._sgame.num_cards + 64])
+                self._finish(k, sk, info)
+                return sk
+            except (Inconsistent, MauschelnError) as exc:
+                error = exc
+        raise Inconsistent(f"no replay reached the decision: {error}")
+
+    def _stand_in_state(self, k: Knowledge, info: Info, attempt: int, ante: bool = False) -> State:
+        """A one-deal session with this seat's own dealt cards (as far as it knows them) and stand-ins elsewhere."""
         g = self._sgame
-        phase = state.phase
-        role = k.roles[seat]
-        if phase is Phase.KNOCK:
-            if k.knocked is None:
-                return None
-            return [g.KNOCK if k.knocked else g.NO_KNOCK]
-        if phase is Phase.DECLARE:
-            if role is Role.MAUSCHLER:
-                return [g.MAUSCHELN]
-            if role in (Role.DECLINED, Role.GOER, Role.OUT):
-                return [g.PASS]
-            return None
-        if phase is Phase.GO_WITH:
-            if role is Role.GOER:
-                return [g.GO]
-            if role is Role.OUT:
-                return [g.PASS]
-            return None
-        if phase is Phase.EXCHANGE:
-            if seat == k.seat:
-                marks = list(iter_bits(k.discards & ~state.deal.discards[seat]))
-                if k.exchanged[seat] is None:
-                    return marks or None  # the marks made so far; then the current decision
-                return [*marks, g.DONE]
-            if k.exchanged[seat] is None:
-                return None
-            return [*discards[seat], g.DONE]
-        if phase is Phase.PLAY:
-            t = len(state.deal.tricks)
-            if t >= len(k.trick_cards):
-                return None
-            card = k.trick_cards[t][seat]
-            return None if card is None else [card]
-        return None
+        me = k.seat
+        n, N, H = g.n, g.num_cards, g.hand_size
+        trump = k.trump_card
+        mine = (k.hand | k.played_by(me) | k.discards) & ~k.drawn & ~(1 << trump)
+        own = list(iter_bits(mine))[:H]
+        used = set(own) | {trump}
+        rest = [c for c in range(N) if c not in used]
+        rest = [rest[i] for i in np.random.default_rng(attempt).permutation(len(rest))]
+        hands: list[tuple[int, ...]] = []
+        for s in range(n):
+            if not k.live[s]:
+                hands.append(())
+                continue
+            cards = own if s == me else []
+            while len(cards) < H:
+                cards.append(rest.pop())
+            hands.append(tuple(cards))
+        spec = DealSpec(tuple(hands), trump, tuple(rest))
+        scores = info.get("scores")
+        pot = max(0, k.pot - g.stake) if ante else k.pot
+        return g.new_session(_Tape(np.random.default_rng(attempt)), dealer=k.dealer, chips=k.chips, pot=pot,
+                             alive=k.live, deal=spec, ante=ante, **({"scores": scores} if scores is not None else {}))
 
-    def _structure(self, k: Knowledge) -> _Structure:
-        """Replay the public history once with stand-in cards to learn its shape.
+    def _pinned(self, k: Knowledge, sk: _Skeleton, seat: int) -> int:
+        """Cards of ``seat``'s hand whose place must not change: the own hand, the trump card a seat took."""
+        d = sk.state.deal
+        pinned = k.hand if seat == k.seat else 0
+        if d.trump_holder is not None:
+            pinned |= 1 << d.trump_card
+        return pinned
 
-        Other seats' plays are injected (the card is put in the hand just before
-        it is played), so the stand-in hands never matter for legality; at each
-        such play the engine is asked which other cards would have made it
-        illegal.
+    @staticmethod
+    def _named(k: Knowledge, sk: _Skeleton) -> int:
+        """Cards whose names the record already holds: the seat's discards so far and the trump card."""
+        d = sk.state.deal
+        return d.discards[k.seat] | 1 << d.trump_card
+
+    def _relocate(self, k: Knowledge, sk: _Skeleton, card: int, seat: int) -> None:
+        """Put the real ``card`` into ``seat``'s hand of the skeleton by trading places with a stand-in there."""
+        d = sk.state.deal
+        if d.hands[seat] >> card & 1:
+            return
+        named = self._named(k, sk)
+        free = d.hands[seat] & ~d.blind[seat] & ~self._pinned(k, sk, seat)
+        # not a card whose name is on the record (an own discard or the trump card come back in a reshuffle)
+        free &= ~(k.discards | named) if seat == k.seat else ~named
+        if not free:
+            free = d.hands[seat] & ~self._pinned(k, sk, seat)
+        if not free:
+            raise Inconsistent("no stand-in card to trade")
+        ys = list(iter_bits(free))
+        if seat == k.seat:  # a drawn card takes the place of a drawn stand-in (the own draws stay right)
+            drawn = d.drawn[seat]
+            want = k.drawn >> card & 1
+            ys.sort(key=lambda c: (drawn >> c & 1) != want)
+        # A card whose name is on the record (an own discard or the trump card come back through a reshuffle)
+        # keeps it: the two cards trade places in the reshuffle's stack instead, so a stand-in stacked with it
+        # is taken.
+        thrown = bool(named >> card & 1)
+        tape = sk.state.session.rng
+        if thrown and isinstance(tape, _Tape):
+            ys = [c for c in ys if tape.stacked_together(card, c)] or ys
+        y = next((c for c in ys if not sk.forbid.get(c, 0) >> card & 1), ys[0])
+        self._trade(k, sk, card, y, rename=not (thrown or named >> y & 1))
+
+    def _trade(self, k: Knowledge, sk: _Skeleton, card: int, y: int, rename: bool) -> None:
+        """Cards ``card`` and ``y`` trade places in the skeleton (the constraints stay with the places).
+
+        ``rename``: the two names are exchanged from the start of the deal (the deal as dealt and the history
+        follow); else the two cards trade places in the reshuffle that stacked both (an own discard keeps its
+        name on the record)."""
+        for st in [sk.state, *(snap for snap, _, _ in sk.snaps)]:
+            _swap_cards(st, card, y, keep=k.seat)
+        tape = sk.state.session.rng
+        if rename:
+            swap = list(range(self._sgame.num_cards))
+            swap[card], swap[y] = y, card
+            _relabel_record(sk.state, swap, self._sgame.num_cards)
+        elif isinstance(tape, _Tape):
+            tape.trade(card, y)
+        fx, fy = sk.forbid.pop(card, 0), sk.forbid.pop(y, 0)
+        if fy:
+            sk.forbid[card] = fy
+        if fx:
+            sk.forbid[y] = fx
+
+    def _apply(self, sk: _Skeleton, action: int) -> None:
+        st = sk.state
+        tape = st.session.rng
+        mark = len(tape.draws) if isinstance(tape, _Tape) else -1
+        drawn, stock, pile = [*st.deal.drawn, *st.deal.hands], list(st.deal.stock), st.deal.discard_pile
+        try:
+            results = self._sgame.apply(st, action)
+        except MauschelnError as exc:
+            raise Inconsistent(str(exc)) from exc
+        if results:
+            raise Inconsistent("the deal ended during the replay")
+        sk.pile_mine &= sk.state.deal.discard_pile
+        if 0 <= mark < len(tape.draws):
+            self._note_reshuffle(sk.state, tape, mark, drawn, stock, pile)
+
+    @staticmethod
+    def _note_reshuffle(st: State, tape: _Tape, mark: int, drawn: list[int], stock: list[int], pile: int) -> None:
+        """Note the cards a reshuffle during the last action stacked: the stock left after it, under the cards
+        drawn from it (those that entered a hand or a seat's drawn cards in the action and were not in the stock
+        before; ``drawn``: the drawn cards and the hands by seat before it; the stock is drawn from its end, and
+        the order of the cards one seat draws at once tells nothing), and the pool the draw ordered: the cards
+        of the discard pile before the action, by card id, then the others)."""
+        new = [i for i in range(mark, len(tape.draws)) if tape.draws[i][0] == "permutation" and tape.draws[i][1] > 1]
+        if len(new) != 1:
+            return  # several reshuffles in one action: not told apart (the determinization's draws are None)
+        old = 0
+        for c in stock:
+            old |= 1 << c
+        gained = 0
+        for before, after in zip(drawn, [*st.deal.drawn, *st.deal.hands]):
+            gained |= after & ~before
+        seq = [*st.deal.stock, *iter_bits(gained & ~old)]
+        size = tape.draws[new[0]][1]
+        if len(seq) != size or len(set(seq)) != size:
+            return
+        piled = sorted(c for c in seq if pile >> c & 1)
+        tape.seqs[new[0]] = (seq, [*piled, *(c for c in seq if not pile >> c & 1)], len(piled))
+
+    def _walk(self, k: Knowledge, target: dict, sk: _Skeleton, budget: list[int]) -> _Skeleton:
+        g = self._sgame
+        me = k.seat
+        while True:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise Inconsistent("the replay did not reach the current decision")
+            st = sk.state
+            if st.phase is Phase.OVER:
+                raise Inconsistent("the replay ended the deal")
+            seat = st.to_act
+            if st.phase is Phase.PLAY:
+                t = len(st.deal.tricks)
+                card = k.trick_cards[t][seat] if t < len(k.trick_cards) else None
+                if card is None:
+                    if seat == me and self._at_target(k, target, sk):
+                        return sk
+                    raise Inconsistent("the replay stopped at another seat's play")
+                self._play(k, sk, seat, card)
+                continue
+            if seat == me and self._at_target(k, target, sk):
+                return sk
+            cands = self._candidates(k, target, sk, seat)
+            if not cands:
+                raise Inconsistent(f"no action of seat {seat} fits the record")
+            if len(cands) == 1:
+                self._do(k, sk, seat, cands[0])
+                continue
+            for i, acts in enumerate(cands):
+                branch = sk if i == len(cands) - 1 else sk.copy(g)
+                try:
+                    self._do(k, branch, seat, acts)
+                    return self._walk(k, target, branch, budget)
+                except Inconsistent:
+                    if i == len(cands) - 1:
+                        raise
+            raise Inconsistent("unreachable")  # pragma: no cover
+
+    def _marks(self, k: Knowledge, st: State, seat: int) -> list[int] | None:
+        """The marks (and ``done``) of ``seat``'s exchange as its record shows them, or None.
+
+        A later exchange turn of a seat whose count is already on record, or a
+        turn with no count on record that must discard (the classic knocker's
+        last discard, the forced knock's one card), marks what the engine
+        requires, then ``done``.
         """
         g = self._sgame
         me = k.seat
-        rng = np.random.default_rng(0)
-        own_initial = self._own_initial(k)
-        known_mine = own_initial | k.discards | k.drawn | k.hand | k.played_by(me)
-        spare = [c for c in range(g.num_cards) if not (known_mine >> c & 1) and c != k.trump_card]
-        hands: list[tuple[int, ...]] = []
-        for s in range(g.n):
-            if not k.live[s]:
-                hands.append(())
-            elif s == me:
-                cards = list(iter_bits(own_initial))
-                while len(cards) < g.hand_size:
-                    cards.append(spare.pop())
-                hands.append(tuple(cards))
+        d = st.deal
+        want = k.exchanged[seat]
+        pinned = self._pinned(k, _Skeleton(st), seat)
+        pending: list[int] = []
+        if seat == me:  # own discards not yet marked, those in hand first (a later turn may throw a new card)
+            left = k.discards & ~d.discards[me]
+            pending = [*iter_bits(left & d.hands[me]), *iter_bits(left & ~d.hands[me])]
+        if d.exchanged[seat] is not None or (want is None and st.phase is Phase.EXCHANGE
+                                             and g.DONE not in g.legal_actions(st)):
+            return self._forced_marks(st, seat, pending if seat == me else None, pinned)
+        if seat == me:
+            if want is None:
+                return pending or None
+            need = want - (d.marked if st.phase is Phase.EXCHANGE else 0)
+            if need <= 0 or len(pending) < need:
+                return None
+            return [*pending[:need], g.DONE]
+        if want is None:
+            return None
+        need = want - (d.marked if st.phase is Phase.EXCHANGE else 0)
+        if need <= 0:
+            return None
+        free = [c for c in iter_bits(d.hands[seat] & ~d.blind[seat] & ~pinned)]
+        if len(free) < need:
+            return None
+        return [*free[:need], g.DONE]
+
+    def _forced_marks(self, st: State, seat: int, pending: list[int] | None, pinned: int) -> list[int] | None:
+        """Marks while ``done`` is not yet legal (from ``pending``, else any free card), then ``done``."""
+        g = self._sgame
+        probe = g.clone(st)  # its own copy of the generator: a probe's draws stay off the skeleton's record
+        acts: list[int] = []
+        while probe.to_act == seat and probe.phase in _MARK_PHASES and len(acts) <= g.hand_size:
+            legal = g.legal_actions(probe)
+            if g.DONE in legal:
+                return [*acts, g.DONE]
+            if pending is not None:
+                if not pending:
+                    return acts or None
+                c = pending.pop(0)
+                if c not in legal:
+                    return None
             else:
-                hands.append(tuple(spare.pop() for _ in range(g.hand_size)))
-        own_draws = [c for c in iter_bits(k.drawn) if c != k.trump_card]
-        stock = own_draws + spare  # any order: only counts matter here
-        state = self._new_state(k, DealSpec(tuple(hands), k.trump_card, tuple(stock)), rng)
-        out = _Structure(exclusions={s: 0 for s in range(g.n) if s != me})
-        at_play: dict[int, int] = {}
-        steps = 0
-        while True:
-            steps += 1
-            if steps > 4 * g.num_cards + 64 or state.phase is Phase.OVER:
-                raise Inconsistent("the replay did not reach the current decision")
-            seat = state.to_act
-            phase = state.phase
-            if phase is Phase.PLAY and not at_play:
-                at_play = {s: state.deal.hands[s].bit_count() for s in range(g.n)}
-            if seat != me and phase is Phase.EXCHANGE and k.exchanged[seat] is not None:
-                marks = list(iter_bits(state.deal.hands[seat]))[: k.exchanged[seat]]
-                actions = [*marks, g.DONE]
+                c = next((a for a in legal if a < g.num_cards and not pinned >> a & 1), None)
+                if c is None:
+                    return None
+            g.apply(probe, c)
+            acts.append(c)
+        return acts or None
+
+    def _candidates(self, k: Knowledge, target: dict, sk: _Skeleton, seat: int) -> list[list[int]]:
+        """The action sequences of ``seat`` at this question that agree with the record, likeliest first."""
+        g = self._sgame
+        me = k.seat
+        N = g.num_cards
+        st = sk.state
+        legal = g.legal_actions(st)
+        cards = [a for a in legal if a < N]
+        named = [a for a in legal if a >= N]
+        trials: list[list[int]] = []
+        if cards and st.phase not in _MARK_PHASES:  # a plain choice of a card (Béatrix's swap)
+            if seat == me:
+                left = [c for c in iter_bits(k.discards & ~st.deal.discards[me]) if c in cards]
+                trials = [[left[0]]] if left else []
             else:
-                actions = self._recorded(k, state, seat, {})
-            if actions is None:
-                break
-            if phase is Phase.PLAY:
-                card = actions[0]
-                if seat != me and state.deal.trick:
-                    out.exclusions[seat] |= self._excluded(state, card)
-                state = g.with_hand(state, seat, 1 << card)  # the stand-in hand holds the card it played
-                self._apply(state, card)
+                pinned = self._pinned(k, sk, seat)
+                trials = [[next((c for c in cards if not pinned >> c & 1), cards[0])]]
+        else:
+            trials = [[a] for a in named]
+            if cards:
+                macro = self._marks(k, st, seat)
+                if macro:
+                    if seat == me:  # own discards to throw: bring them into the stand-in hand first
+                        for c in macro:
+                            if c < N:
+                                self._relocate(k, sk, c, me)
+                        st = sk.state
+                    trials.append(macro)
+        before = self._signature(st)
+        scored: list[tuple[int, int, list[int]]] = []
+        for i, acts in enumerate(trials):
+            probe = g.clone(st)  # its own copy of the generator (see _Tape)
+            try:
+                for a in acts:
+                    if g.apply(probe, a):
+                        raise Inconsistent("ended")
+            except (MauschelnError, Inconsistent):
                 continue
-            if phase is Phase.GO_WITH and actions[0] == g.PASS and seat != me:
-                out.held[seat] = state.deal.hands[seat].bit_count()
-            before = len(state.deal.stock)
-            for a in actions:
-                self._apply(state, a)
-            if phase is Phase.EXCHANGE and actions[-1] == g.DONE:
-                out.exchange_order.append((seat, before - len(state.deal.stock)))
-        if state.to_act != me or state.phase is not _PHASE_OF[k.phase]:
-            raise Inconsistent("the replay stopped at another seat's decision")
-        for s in range(g.n):
-            if s == me or not k.live[s] or s in out.held:
+            if probe.phase is Phase.OVER:
                 continue
-            if at_play:
-                out.held[s] = at_play.get(s, 0) - k.played_by(s).bit_count()
-            else:
-                out.held[s] = state.deal.hands[s].bit_count()
-        return out
+            score = self._compatible(before, self._signature(probe), target)
+            if score is not None:
+                scored.append((-score, i, acts))
+        scored.sort(key=lambda x: (x[0], x[1]))
+        return [acts for _, _, acts in scored]
+
+    def _do(self, k: Knowledge, sk: _Skeleton, seat: int, acts: list[int]) -> None:
+        g = self._sgame
+        me = k.seat
+        st = sk.state
+        if seat != me:
+            sk.snaps.append((g.clone(st, rng=st.rng), seat, list(acts)))
+            if acts[0] >= g.num_cards:
+                self._decision_exclusions(k, sk, seat, acts[0])
+        for a in acts:
+            if seat == me and a < g.num_cards:
+                self._relocate(k, sk, a, me)
+            self._apply(sk, a)
+            if seat == me and a < g.num_cards:
+                sk.pile_mine |= (1 << a) & sk.state.deal.discard_pile
+
+    def _decision_exclusions(self, k: Knowledge, sk: _Skeleton, seat: int, action: int) -> None:
+        """Cards whose holding would have made ``seat``'s ``action`` illegal: its hand then held none of them."""
+        g = self._sgame
+        st = sk.state
+        hand = st.deal.hands[seat]
+        unknown = g.deck.full_mask & ~(k.hand | k.played | k.discards | (1 << k.trump_card) | hand)
+        if not unknown or action in g.legal_actions(g.with_hand(st, seat, hand | unknown)):
+            return
+        bad = 0
+        for c in iter_bits(unknown):
+            if action not in g.legal_actions(g.with_hand(st, seat, hand | 1 << c)):
+                bad |= 1 << c
+        for x in iter_bits(hand):
+            sk.forbid[x] = sk.forbid.get(x, 0) | bad
+
+    def _play(self, k: Knowledge, sk: _Skeleton, seat: int, card: int) -> None:
+        """Replay ``seat``'s recorded ``card``: bring it into the hand, note what the play reveals, play it."""
+        g = self._sgame
+        self._relocate(k, sk, card, seat)
+        st = sk.state
+        d = st.deal
+        hand = d.hands[seat]
+        if seat != k.seat and d.trick:
+            bad = self._excluded(st, card)
+            if bad:
+                for x in iter_bits(hand & ~(1 << card)):
+                    sk.forbid[x] = sk.forbid.get(x, 0) | bad
+        sk.state = g.with_hand(st, seat, 1 << card)  # the play is legal whatever the stand-ins
+        self._apply(sk, card)
+        sk.state.deal.hands[seat] = hand & ~(1 << card)
 
     def _excluded(self, state: State, card: int) -> int:
         """Cards that, held beside ``card``, would have made ``card`` illegal for the seat to act here."""
@@ -487,190 +1014,192 @@ class PIMCAgent(Agent):
                 excluded |= 1 << c
         return excluded
 
-    def _apply(self, state: State, action: int) -> None:
-        try:
-            results = self._sgame.apply(state, action)
-        except MauschelnError as exc:
-            raise Inconsistent(str(exc)) from exc
-        if results:
-            raise Inconsistent("the deal ended during the replay")
+    def _at_target(self, k: Knowledge, target: dict, sk: _Skeleton) -> bool:
+        """Whether the skeleton stands at this seat's current decision with this seat's record."""
+        st = sk.state
+        if st.to_act != k.seat or st.phase is not self._phase_of.get(k.phase):
+            return False
+        if st.deal.discards[k.seat] != k.discards or len(st.deal.tricks) != k.tricks_done:
+            return False
+        sig = self._signature(st)
+        return all(np.array_equal(sig[p], target[p]) for p in sig)
 
-    def _own_initial(self, k: Knowledge) -> int:
-        """The cards this seat was dealt, as far as it has seen them."""
-        return (k.hand | k.played_by(k.seat) | k.discards) & ~k.drawn
-
-    def _new_state(self, k: Knowledge, spec: DealSpec, rng: np.random.Generator) -> State:
-        """A one-deal session with the deal ``spec``, the real dealer, live seats, chips and pot (stakes paid)."""
-        return self._sgame.new_session(rng, dealer=k.dealer, chips=k.chips, pot=k.pot, alive=k.live, deal=spec,
-                                       ante=False)
+    def _finish(self, k: Knowledge, sk: _Skeleton, info: Info) -> None:
+        """Own cards to their real places, the public money, and the list of hidden cards."""
+        g = self._sgame
+        me = k.seat
+        st = sk.state
+        d = st.deal
+        for c in iter_bits(k.hand & ~d.hands[me]):
+            self._relocate(k, sk, c, me)
+        d = sk.state.deal
+        if g.visible_hand(sk.state, me) != k.hand:
+            raise Inconsistent("own hand differs")
+        session = sk.state.session
+        session.chips = list(k.chips)
+        session.pot = k.pot
+        session.total = sum(session.chips) + session.pot + session.reserve + sum(session.escrow)
+        known = k.hand | k.played | sk.pile_mine
+        if d.trump_face_up or d.trump_holder is not None:
+            known |= 1 << d.trump_card
+        if "revealed" in self._reader.observer.by_name:
+            known |= getattr(d, "revealed", 0)
+        sk.known = known
+        sk.hidden = list(iter_bits(g.deck.full_mask & ~known))
+        sk.forbid = {x: f & ~known for x, f in sk.forbid.items() if not known >> x & 1 and f & ~known}
 
     # ------------------------------------------------------------------ sampling
-    def _sample(self, k: Knowledge, st: _Structure) -> tuple[State, float]:
+    def _sample(self, k: Knowledge, sk: _Skeleton, record: bool = False) -> tuple[State, float, list[int]]:
         """One determinization drawn from the belief: rejection sampling on the model's likelihood.
 
-        A candidate deal whose replay scores likelihood ``w`` (out of the most
-        it could score, ``(1 - epsilon) ** m`` for ``m`` judged decisions) is
-        accepted with probability ``w / max``; after ``max_tries`` candidates
-        the likeliest one is taken. Accepted samples weigh the same.
+        A candidate deal whose public decisions score likelihood ``w`` (out of
+        the most they could score, ``(1 - epsilon) ** m`` for ``m`` judged
+        decisions) is accepted with probability ``w / max``, judged decision by
+        decision (a decision the model disagrees with keeps the candidate with
+        probability ``epsilon / (1 - epsilon)``, so a rejected candidate costs
+        only the decisions up to the first refusal); after ``max_tries``
+        candidates the likeliest one is taken. Accepted samples weigh the same. Returns the state, its
+        weight and the relabelling. ``record``: relabel the deal as dealt and the history too (see
+        :meth:`determinize`).
         """
-        best: tuple[State, float] | None = None
+        refused: list[tuple[list[int], float, int]] = []
         for _ in range(self.max_tries):
             try:
-                state, weight, judged = self._determinize(k, st)
+                perm = self._relabelling(sk)
             except Inconsistent:
                 self.stats["inconsistent"] += 1
                 continue
-            ceiling = (1.0 - self.epsilon) ** judged
-            if weight >= ceiling or self.rng.random() * ceiling < weight:
-                return state, 1.0
+            accepted, weight, judged = self._judge(k, sk, perm)
+            if accepted:
+                return self._relabelled(k, sk, perm, record), 1.0, perm
             self.stats["rejected"] += 1
-            if best is None or weight > best[1]:
-                best = (state, weight)
-        if best is None:
+            refused.append((perm, weight, judged))
+        if not refused:
             raise Inconsistent("no determinization could be built")
-        return best[0], 1.0
+        # every try refused: the likeliest over all the public decisions (the refused are judged to the end)
+        best = max(refused, key=lambda r: r[1] * self._judge(k, sk, r[0], start=r[2])[1])[0]
+        return self._relabelled(k, sk, best, record), 1.0, best
 
-    def _determinize(self, k: Knowledge, st: _Structure) -> tuple[State, float, int]:
-        """Sample a deal consistent with ``k`` and replay the history on it.
+    def _judge(self, k: Knowledge, sk: _Skeleton, perm: list[int], start: int = 0) -> tuple[bool, float, int]:
+        """Whether the belief keeps the relabelling ``perm``, the likelihood of the public decisions judged,
+        and how many were judged (from decision ``start`` on).
 
-        Returns the state, the likelihood of the public decisions under the model and how many were judged.
-        """
+        Each decision the model disagrees with keeps the candidate with probability ``epsilon / (1 - epsilon)``;
+        judging stops at the first refusal. With ``start`` > 0 (finishing a refused candidate, for the choice
+        among refused ones) every later decision is judged and nothing is drawn."""
+        if self.belief != "expert" or not sk.snaps:
+            return True, 1.0, 0
+        g = self._sgame
+        eps = self.epsilon
+        keep = eps / (1.0 - eps) if eps < 1.0 else 1.0
+        weight = 1.0
+        for i in range(start, len(sk.snaps)):
+            snap, seat, acts = sk.snaps[i]
+            before = g.clone(snap, rng=np.random.default_rng(0))
+            _relabel(before, perm, k.seat)
+            self._view.bind(before)
+            p = self._likelihood(before, seat, acts, eps)
+            weight *= p
+            if start == 0 and p < 1.0 - eps and self.rng.random() >= keep:
+                return False, weight, i + 1
+        return True, weight, len(sk.snaps)
+
+    def _relabelled(self, k: Knowledge, sk: _Skeleton, perm: list[int], record: bool = False) -> State:
+        """The skeleton with the hidden cards relabelled by ``perm`` (its own generator for the rest of the deal);
+        ``record``: the deal as dealt and the history too."""
+        g = self._sgame
+        state = g.clone(sk.state, rng=np.random.default_rng(int(self.rng.integers(1 << 62))))
+        _relabel(state, perm, k.seat)
+        if record:
+            _relabel_record(state, perm, g.num_cards)
+        if self._restart_hooks and state.phase is Phase.PLAY:
+            self._restart(state)
+        return state
+
+    def _relabelling(self, sk: _Skeleton) -> list[int]:
+        """A random relabelling of the hidden cards that every card place's constraints allow."""
         g = self._sgame
         rng = self.rng
-        me = k.seat
-        n = g.n
-        H = g.hand_size
-        trump = k.trump_card
-        own_initial = self._own_initial(k)
-        own_draws = k.drawn & ~(1 << trump)
-        played = [k.played_by(s) for s in range(n)]
-        known = own_initial | k.discards | k.drawn | k.hand | (1 << trump)
-        for s in range(n):
-            known |= played[s]
-        pool = [c for c in range(g.num_cards) if not (known >> c & 1)]
-        rng.shuffle(pool)
-        pool_set = set(pool)
+        hidden = sk.hidden
+        pool = [hidden[i] for i in rng.permutation(len(hidden))]
+        forbid = sk.forbid
+        keys = rng.random(len(hidden))
+        order = sorted(range(len(hidden)), key=lambda i: (-forbid.get(hidden[i], 0).bit_count(), keys[i]))
+        perm = list(range(g.num_cards))
+        for i in order:
+            x = hidden[i]
+            bad = forbid.get(x, 0)
+            j = next((j for j, c in enumerate(pool) if not bad >> c & 1), None) if bad else len(pool) - 1
+            if j is None:
+                raise Inconsistent("the constraints leave a card place empty")
+            perm[x] = pool.pop(j)
+        return perm
 
-        def take(count: int, allowed: int | None = None) -> list[int]:
-            if allowed is None:
-                chosen = pool[-count:] if count else []
-            else:
-                chosen = [c for c in pool if allowed >> c & 1][:count]
-            if len(chosen) < count:
-                raise Inconsistent("not enough unknown cards")
-            for c in chosen:
-                pool_set.discard(c)
-            pool[:] = [c for c in pool if c in pool_set]
-            return chosen
-
-        # Current holdings of the other seats, the most constrained first.
-        holders = [s for s in st.held if s != me]
-        order = sorted(holders, key=lambda s: (bin(st.exclusions.get(s, 0)).count("1"), int(rng.integers(1 << 30))),
-                       reverse=True)
-        now: dict[int, list[int]] = {}
-        for s in order:
-            fixed = [trump] if k.trump_holder == s and not (played[s] >> trump & 1) else []
-            now[s] = fixed + take(st.held[s] - len(fixed), ~st.exclusions.get(s, 0))
-        # Undo the exchanges: which of a seat's cards came from the stock, and what it threw.
-        draws_of: dict[int, list[int]] = {}
-        discards_of: dict[int, list[int]] = {}
-        for s, drawn_count in st.exchange_order:
-            if s == me:
-                known_draws = list(iter_bits(own_draws))
-                draws_of[s] = known_draws + take(drawn_count - len(known_draws))
-                continue
-            final = [c for c in now[s] + list(iter_bits(played[s])) if c != trump or k.trump_holder != s]
-            picks = rng.permutation(len(final))[:drawn_count].tolist() if drawn_count else []
-            if len(picks) < drawn_count:
-                raise Inconsistent("a seat drew more cards than it holds")
-            draws_of[s] = [final[i] for i in picks]
-            discards_of[s] = take(k.exchanged[s] or 0)
-        hands: list[tuple[int, ...]] = []
-        for s in range(n):
-            if not k.live[s]:
-                hands.append(())
-                continue
-            if s == me:
-                cards = list(iter_bits(own_initial))
-                cards += take(H - len(cards))
-            elif s in draws_of:
-                drawn = set(draws_of[s])
-                cards = [c for c in now[s] + list(iter_bits(played[s])) if c not in drawn and c != trump]
-                cards += discards_of[s]
-            else:
-                cards = now[s] + list(iter_bits(played[s]))
-            if len(cards) != H:
-                raise Inconsistent("a reconstructed hand has the wrong size")
-            hands.append(tuple(cards))
-        stock: list[int] = []
-        for s, _ in st.exchange_order:
-            stock.extend(draws_of[s])
-        stock.extend(pool)
-        spec = DealSpec(tuple(hands), trump, tuple(stock))
-        state = self._new_state(k, spec, np.random.default_rng(int(rng.integers(1 << 62))))
-        weight, judged = self._replay(k, state, discards_of)
-        return state, weight, judged
-
-    def _replay(self, k: Knowledge, state: State, discards: dict[int, list[int]]) -> tuple[float, int]:
-        """Replay the public history on a determinized state.
-
-        Returns the likelihood of the other seats' public decisions under the
-        model player and how many decisions were judged.
-        """
-        g = self._sgame
-        me = k.seat
-        weight = 1.0
-        judged = 0
-        eps = self.epsilon
-        judge = self.belief == "expert"
-        if judge:
-            self._view.bind(state)
-        steps = 0
-        while True:
-            steps += 1
-            if steps > 4 * g.num_cards + 64 or state.phase is Phase.OVER:
-                raise Inconsistent("the replay did not reach the current decision")
-            seat = state.to_act
-            phase = state.phase
-            actions = self._recorded(k, state, seat, discards)
-            if actions is None:
-                break
-            if judge and seat != me and phase is not Phase.PLAY:
-                weight *= self._likelihood(state, seat, actions, eps)
+    def _determinize(self, k: Knowledge, sk: _Skeleton) -> tuple[State, float, int]:
+        """A relabelled copy of the skeleton, the likelihood of the other seats' public decisions in it, and
+        how many were judged (every decision is judged here, without early refusal)."""
+        perm = self._relabelling(sk)
+        weight, judged = 1.0, 0
+        if self.belief == "expert":
+            g = self._sgame
+            for snap, seat, acts in sk.snaps:
+                before = g.clone(snap, rng=np.random.default_rng(0))
+                _relabel(before, perm, k.seat)
+                self._view.bind(before)
+                weight *= self._likelihood(before, seat, acts, self.epsilon)
                 judged += 1
-            for a in actions:
-                self._apply(state, a)
-        if state.to_act != me or state.phase is not _PHASE_OF[k.phase]:
-            raise Inconsistent("the replay stopped at another seat's decision")
-        return weight, judged
+        return self._relabelled(k, sk, perm), weight, judged
+
+    def _restart(self, state: State) -> None:
+        """Rerun the trick hooks' start of play on the hands as they were then (e.g. who held the ace of spades)."""
+        g = self._sgame
+        d = state.deal
+        scratch = g.clone(state, rng=state.rng)
+        for trick in [*d.tricks, d.trick]:
+            for s, c in trick:
+                scratch.deal.hands[s] |= 1 << c
+        for hook in g.trick_hooks:
+            hook.start(g, scratch)
+        for f in type(d).__dataclass_fields__:
+            if f != "hands":
+                new = getattr(scratch.deal, f)
+                if new != getattr(d, f):
+                    setattr(d, f, new)
 
     def _likelihood(self, state: State, seat: int, actions: list[int], eps: float) -> float:
-        """How well the model player explains ``seat``'s public decision (1 - eps if it agrees, else eps)."""
+        """How well the model player explains ``seat``'s public decision (1 - eps if it agrees, else eps).
+
+        An exchange is judged by its count of marks.
+        """
         g = self._sgame
         model = self._models[seat]
         view = self._view
         view.invalidate()
-        if state.phase is not Phase.EXCHANGE:
-            obs, mask, info = view.seat_view(seat)
-            return 1.0 - eps if model.act(obs, mask, info) == actions[0] else eps
-        # Exchange: compare the number of cards the model would throw with the count thrown.
+        obs, mask, info = view.seat_view(seat)
+        first = model.act(obs, mask, info)
+        if actions[0] >= g.num_cards or len(actions) == 1:
+            if actions[0] >= g.num_cards or state.phase not in _MARK_PHASES:
+                return 1.0 - eps if first == actions[0] else eps
+        want = sum(1 for a in actions if a < g.num_cards)
+        if first >= g.num_cards:
+            return 1.0 - eps if want == 0 else eps
         probe = g.clone(state, rng=state.rng)
         view.bind(probe)
-        marks = 0
-        while probe.to_act == seat and probe.phase is Phase.EXCHANGE:
+        g.apply(probe, first)
+        marks = 1
+        while probe.to_act == seat and probe.phase in _MARK_PHASES and marks <= want:
             view.refresh()
             obs, mask, info = view.seat_view(seat)
             a = model.act(obs, mask, info)
-            if a == g.DONE:
+            if a >= g.num_cards:
                 break
             g.apply(probe, a)
             marks += 1
-        view.bind(state)
-        return 1.0 - eps if marks == len(actions) - 1 else eps
+        return 1.0 - eps if marks == want else eps
 
     # ------------------------------------------------------------------ evaluation
     def _value(self, state: State, option: list[int]) -> float:
-        """The seat's chip result of the deal after the actions of ``option`` in a determinized state.
+        """The seat's result of the deal after the actions of ``option`` in a determinized state.
 
         An option the engine refuses (e.g. more discards than the stock allows) scores -inf.
         """
@@ -706,25 +1235,213 @@ class PIMCAgent(Agent):
                 return results[0].deltas[me]
 
     def _maxn(self, state: State, memo: dict) -> list[int]:
-        """Exact max^n value (chip results by seat) of the remaining tricks; every card is known."""
-        g = self._sgame
+        """Exact max^n value (results by seat) of the remaining tricks of ``state``; every card is known."""
+        return _TrickSearch(self._sgame, state, self._sensitive).value()
+
+
+class _TrickSearch:
+    """Exact max^n search of the remaining tricks of one fully known state (each seat maximises its own result).
+
+    The search walks the card play itself over bit masks, with the engine's
+    pieces: the legal cards from :func:`~mauscheln_env.tricks.legal_follow` with
+    the table's trick profile and trump tables, the trick winner from the trump
+    tables and the ruleset's trick hooks (``beats``, ``trick_done``, called on
+    one scratch copy of the state whose ruleset fields are saved and restored
+    around every card), and the result of a finished deal from the engine's own
+    settlement (``Game.proceed`` from the card play on a copy, memoised by the
+    tricks won and the ruleset fields). A transposition table at trick
+    boundaries; cards adjacent in the trick order held by one seat are searched
+    once, unless a trick hook can tell them apart (probed once per trump suit).
+    """
+
+    def __init__(self, g: Game, root: State, sensitive: dict[int, tuple[int, tuple[str, ...]]]) -> None:
+        d = root.deal
+        self.g = g
+        self.root = root
+        self.t = d.tables
+        self.profile = g.profile
+        hooks = g.trick_hooks
+        self.beats_hooks = [h for h in hooks if type(h).beats is not TrickHook.beats]
+        self.done_hooks = [h for h in hooks if type(h).trick_done is not TrickHook.trick_done]
+        self.extra = ([f for f in type(d).__dataclass_fields__ if f not in Deal.__dataclass_fields__]
+                      if hooks else [])
+        self.sc = g.clone(root, rng=root.rng) if hooks else None
+        self.next = d.next_player
+        self.size = len(d.participants)
+        self.parts = list(d.participants)
+        self.hands = list(d.hands)
+        self.won = list(d.tricks_won)
+        self.done = len(d.tricks)
+        self.memo: dict = {}
+        if d.trump_suit not in sensitive:
+            sensitive[d.trump_suit] = self._probe_hooks() if hooks else (0, ())
+        self.sensitive, changed = sensitive[d.trump_suit]
+        self.extra = [f for f in self.extra if f in changed]  # only what the hooks write is saved and restored
+        self.leaves: dict = {}
+
+    def value(self) -> list[int]:
+        d = self.root.deal
+        trick = tuple(d.trick)
+        if trick:
+            return self._node(self.root.to_act, trick, d.win_card, d.win_seat, d.led_suit)
+        return self._node(self.root.to_act, (), 0, 0, 0)
+
+    def _extras(self) -> tuple:
+        sd = self.sc.deal
+        return tuple(getattr(sd, f) for f in self.extra)
+
+    def _fingerprint(self) -> tuple:
+        if not self.extra:
+            return ()
+        return tuple(tuple(v) if isinstance(v, list) else v for v in self._extras())
+
+    def _restore(self, saved: tuple) -> None:
+        sd = self.sc.deal
+        for f, v in zip(self.extra, saved):
+            setattr(sd, f, list(v) if isinstance(v, list) else v)
+
+    def _probe_hooks(self) -> tuple[int, tuple[str, ...]]:
+        """The cards a trick hook can tell apart: any card of a two-card trick for which a hook's ``beats``
+        answers True or whose ``trick_done`` changes the ruleset's fields (the Belli and the trump ace, the ace
+        of spades and a led trump ace); the other cards are searched by equivalence."""
+        g = self.g
+        sc = self.sc
+        sd = sc.deal
+        t = self.t
+        saved = self._extras()
+        a, b = (self.parts + self.parts)[:2]
+        sensitive = 0
+        changed: set[str] = set()
+
+        def note() -> bool:
+            now = self._extras()
+            changed.update(f for f, x, y in zip(self.extra, now, saved) if x != y)
+            return now != saved
+        for lead in range(g.num_cards):
+            for c in range(g.num_cards):
+                if c == lead:
+                    continue
+                sd.trick = [(a, lead)]
+                sd.win_card, sd.win_seat, sd.led_suit = lead, a, t.eff_suit[lead]
+                hit = any(h.beats(g, sc, b, c) for h in self.beats_hooks)
+                note()
+                self._restore(saved)
+                for h in self.done_hooks:
+                    h.trick_done(g, sc, [(a, lead), (b, c)])
+                hit = note() or hit
+                self._restore(saved)
+                if hit:
+                    sensitive |= (1 << lead) | (1 << c)
+        sd.trick = []
+        return sensitive, tuple(changed)
+
+    def _distinct(self, seat: int, legal: int, trick: tuple) -> list[int]:
+        """The legal cards less those equivalent to a stronger one the seat holds (nothing between them is
+        in another participant's hand or in the trick, and no trick hook tells them apart)."""
+        cards = list(iter_bits(legal))
+        if len(cards) < 2:
+            return cards
+        others = 0
+        for _, c in trick:
+            others |= 1 << c
+        for s in self.parts:
+            if s != seat:
+                others |= self.hands[s]
+        beats = self.t.beats
+        eff = self.t.eff_suit
+        cards.sort(key=lambda c: beats[c].bit_count())  # strongest first
+        keep: list[int] = []
+        first: list[int] = []  # the lowest card id of each class (the engine's order, for the same ties)
+        for c in cards:
+            if keep and not (self.sensitive >> c & 1):
+                top = keep[-1]
+                if eff[top] == eff[c] and beats[c] >> top & 1 and not self.sensitive >> top & 1 \
+                        and not (beats[c] & ~beats[top] & ~(1 << top)) & others:
+                    first[-1] = min(first[-1], c)
+                    continue
+            keep.append(c)
+            first.append(c)
+        return [c for _, c in sorted(zip(first, keep))]
+
+    def _leaf(self) -> list[int]:
+        key = (tuple(self.won), self._fingerprint())
+        hit = self.leaves.get(key)
+        if hit is not None:
+            return hit
+        g = self.g
+        c = g.clone(self.root, rng=self.root.rng)
+        cd = c.deal
+        cd.tricks_won = list(self.won)
+        cd.trick = []
+        cd.hands = [0] * len(cd.hands)
+        if self.extra:
+            for f, v in zip(self.extra, self._extras()):
+                setattr(cd, f, list(v) if isinstance(v, list) else v)
+        results: list = []
+        g.proceed(c, results)
+        value = list(results[0].deltas)
+        self.leaves[key] = value
+        return value
+
+    def _node(self, seat: int, trick: tuple, win_card: int, win_seat: int, led: int) -> list[int]:
         key = None
-        if not state.deal.trick:
-            key = (tuple(state.deal.hands), state.to_act, tuple(state.deal.tricks_won))
-            hit = memo.get(key)
+        if not trick:
+            key = (tuple(self.hands), seat, tuple(self.won), self._fingerprint())
+            hit = self.memo.get(key)
             if hit is not None:
                 return hit
-        seat = state.to_act
+        t = self.t
+        hand = self.hands[seat]
+        if trick:
+            legal = legal_follow(self.profile, hand, t.eff_suit_mask[led], t.trump_mask, t.beats[win_card])
+        else:
+            legal = hand
         best: list[int] | None = None
-        legal = g.legal_actions(state)
-        last = len(legal) - 1
-        for i, a in enumerate(legal):
-            child = state if i == last else g.clone(state, rng=state.rng)  # the last branch may use the node itself
-            results = g.apply(child, a)
-            value = results[0].deltas if results else self._maxn(child, memo)
+        sens = self.sensitive
+        hot_trick = bool(sens) and any(sens >> x & 1 for _, x in trick)
+        # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
+        # saved once here and restored after each card that asked them.
+        saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
+        for c in self._distinct(seat, legal, trick):
+            hot = hot_trick or bool(sens >> c & 1)
+            self.hands[seat] = hand & ~(1 << c)
+            if not trick:
+                nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
+            else:
+                nled = led
+                nw_card, nw_seat = win_card, win_seat
+                hooked = False
+                if hot and self.beats_hooks:
+                    sd = self.sc.deal
+                    sd.trick = list(trick)
+                    sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
+                    for h in self.beats_hooks:
+                        if h.beats(self.g, self.sc, seat, c):
+                            nw_card, nw_seat = sd.win_card, sd.win_seat
+                            hooked = True
+                            break
+                if not hooked and t.beats[win_card] >> c & 1:
+                    nw_card, nw_seat = c, seat
+            now = trick + ((seat, c),)
+            if len(now) < self.size:
+                value = self._node(self.next[seat], now, nw_card, nw_seat, nled)
+            else:
+                self.won[nw_seat] += 1
+                self.done += 1
+                if hot:
+                    for h in self.done_hooks:
+                        h.trick_done(self.g, self.sc, list(now))
+                if self.done == self.g.num_tricks:
+                    value = self._leaf()
+                else:
+                    value = self._node(nw_seat, (), 0, 0, 0)
+                self.won[nw_seat] -= 1
+                self.done -= 1
+            if saved is not None and hot:
+                self._restore(saved)
             if best is None or value[seat] > best[seat]:
                 best = value
+        self.hands[seat] = hand
         if key is not None:
-            memo[key] = best
+            self.memo[key] = best
         return best
-

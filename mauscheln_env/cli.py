@@ -21,7 +21,8 @@ from mauscheln_env.ruleargs import ArgumentParser
 SUBCOMMANDS = {
     "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
     "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
-    "eval": ("agents.evaluate", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings."),
+    "eval": ("agents.suite", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
+                             "the cross-table of every ruleset."),
     "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
     "play": ("agents.play", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),

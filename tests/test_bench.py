@@ -160,7 +160,7 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
 
     monkeypatch.setattr(BeginnerAgent, "supports", lambda self, game: False)
     monkeypatch.setattr(RandomAgent, "reference", False)
-    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert"]
+    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert", "pimc"]
 
 
 def test_a_record_names_what_produced_it(record, ds4):
@@ -573,19 +573,25 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
         import bench_suite
     finally:
         sys.path.pop(0)
+    monkeypatch.setattr(bench_suite, "PIMC_DEFAULT", 1)  # pimc (slow) plays one deal per pairing here
     args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
     assert bench_suite.main(args) == 0
     out = capsys.readouterr().out
     field = run.reference_field(suite.load_deal_set("v1", "mousel_4p"))  # the scripted agents, then mousel4
     k, pairs = len(field), len(field) * (len(field) - 1) // 2
     files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
-    assert len(files) == k and {"beginner.json.gz", "expert.json.gz", "random.json.gz"} <= set(files)
+    m = k - 1  # the field but pimc: each of its pairings is played on one side and mirrored on the other
+    assert "pimc" in field and len(files) == k and {"beginner.json.gz", "expert.json.gz", "pimc.json.gz",
+                                                      "random.json.gz"} <= set(files)  # pimc plays mousel
     records = {p.name: board.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
     sources = [p["source"] for r in records.values() for p in r["pairs"]]
-    assert sources.count("played") == pairs and len(sources) == 2 * pairs  # each pairing played once
-    assert out.count("mirrored from record") == pairs
+    # pimc, run last against the whole field, plays its m pairings in its own record
+    assert sources.count("played") == pairs and len(sources) == m * m
+    assert out.count("mirrored from record") == m * (m - 1) // 2
+    assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * m
     (b,) = board.leaderboard(tmp_path / "leaderboard.sqlite")
-    assert b.records == k and len(b.pairs) == pairs and all(p.deals == 2 for p in b.pairs)
+    assert b.records == k and len(b.pairs) == pairs
+    assert sorted(p.deals for p in b.pairs) == [1] * m + [2] * (pairs - m)  # pimc's pairings on one deal
     assert bench_suite.main(args) == 0
     again = capsys.readouterr().out
     assert again.count("$ mauscheln bench submit") == k and "bench run" not in again

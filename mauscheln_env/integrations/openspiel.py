@@ -736,15 +736,19 @@ class MauschelnState(pyspiel.State):
         new._last_mark = self._last_mark
         return new
 
-    def with_deal(self, deal: DealSpec, actions: list[int] | None = None, keep: int | None = None) -> MauschelnState:
+    def with_deal(self, deal: DealSpec, actions: list[int] | None = None, keep: int | None = None,
+                  draws: list | tuple | None = None) -> MauschelnState:
         """The same history with the current deal's deck order replaced by one that deals ``deal``.
 
         Replays the history up to the current deal's deck order, deals ``deal``
         through the chance nodes, then replays the deal's player actions:
         ``actions`` (e.g. a determinization's, whose hidden choices of other seats
         differ from the real ones) in place of the real ones, except that seat
-        ``keep`` plays its own real actions. Raises :class:`MauschelnError` when an
-        action is not legal with that deal. The tool for information-set
+        ``keep`` plays its own real actions. ``draws`` (the engine's draws after
+        the deal, ``(kind, size, value)`` in order, e.g. a determinization's
+        reshuffles) replace the deal's later chance outcomes; by default the real
+        ones are replayed. Raises :class:`MauschelnError` when an action is not
+        legal with that deal or a draw does not fit. The tool for information-set
         resampling (IS-MCTS).
         """
         game = self._shared.game
@@ -761,9 +765,14 @@ class MauschelnState(pyspiel.State):
             new.apply_action(item.action)
         for a in order[:-1]:
             new.apply_action(a)
+        outcomes = None if draws is None else _chance_actions(draws)
         j = 0
         for item in history[start + len(order) - 1:]:
+            if outcomes is not None:
+                _feed_chance(new, outcomes)
             if item.player == _CHANCE:
+                if outcomes is not None:
+                    continue  # replaced by ``draws``
                 if not new.is_chance_node() or item.action not in new._partial[3]:
                     raise MauschelnError("the replay with this deal reached another chance draw")
                 new.apply_action(item.action)
@@ -780,7 +789,39 @@ class MauschelnState(pyspiel.State):
             new.apply_action(a)
         if actions is not None and j != len(actions):
             raise MauschelnError(f"the deal has {j} player actions; {len(actions)} replacement actions were given")
+        if outcomes is not None:
+            _feed_chance(new, outcomes)
+            if outcomes:
+                raise MauschelnError(f"{len(outcomes)} chance outcomes of the given draws were not used")
         return new
+
+
+def _chance_actions(draws: list | tuple) -> list[int]:
+    """The chance actions that choose ``draws`` (``(kind, size, value)``): a permutation of ``k`` items is its
+    first ``k - 1`` items (the last is forced), ``integers(n)`` its value; a draw of one outcome is no node."""
+    out: list[int] = []
+    for kind, size, value in draws:
+        if kind == "permutation":
+            if size > 1:
+                out.extend(int(v) for v in list(value)[:-1])
+        elif kind == "integers":
+            if size > 1:
+                out.append(int(value))
+        else:
+            raise MauschelnError(f"draw kind {kind!r} is not allowed; allowed: 'permutation', 'integers'")
+    out.reverse()  # popped from the end
+    return out
+
+
+def _feed_chance(state: MauschelnState, outcomes: list[int]) -> None:
+    """Apply chance outcomes from ``outcomes`` (reversed, popped) while ``state`` is at a chance node."""
+    while state.is_chance_node():
+        if not outcomes:
+            raise MauschelnError("the replay with this deal needs more chance draws than were given")
+        a = outcomes.pop()
+        if a not in state._partial[3]:
+            raise MauschelnError(f"chance outcome {a} does not fit the draw here; allowed: {sorted(state._partial[3])}")
+        state.apply_action(a)
 
 
 def deck_order(engine: Game, state: State, deal: DealSpec, dealer: int) -> list[int]:
