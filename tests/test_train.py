@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from agents.learned import CheckpointError, LearnedAgent, NetSpec, PolicyNet, masked_distribution, sample_actions
 from mauscheln_env import Game, make_config
@@ -60,15 +61,19 @@ RULESET_PRESETS = {"mauscheln": "expert.yaml", "mauscheln_classic": "mauscheln_c
 def test_each_rulesets_preset_in_a_smoke_run(tmp_path, ruleset):
     """The preset behind each ruleset's shipped policy, shrunk: the batched backend, the tensor `expert` in the
     field, snapshots, a periodic and a final evaluation, and a policy that loads at that ruleset's table."""
+    preset = ROOT / "configs" / "train" / RULESET_PRESETS[ruleset]
+    imitates = bool(yaml.safe_load(preset.read_text(encoding="utf-8")).get("imitate_decisions"))
     proc = subprocess.run(
-        [sys.executable, "-m", "train.ppo_selfplay", "--config", str(ROOT / "configs" / "train" / RULESET_PRESETS[ruleset]),
+        [sys.executable, "-m", "train.ppo_selfplay", "--config", str(preset),
          "--run-dir", str(tmp_path / "run"), "--num-envs", "16", "--num-steps", "16",
          "--num-minibatches", "2", "--total-decisions", "768", "--pool-every", "1", "--eval-every", "2", "--eval-deals", "2",
-         "--final-eval-deals", "2", "--final-eval-agents", "random"],
+         "--final-eval-deals", "2", "--final-eval-agents", "random",
+         *(["--imitate-decisions", "256"] if imitates else [])],  # the preset's imitation, shrunk to one update
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "update 3/3" in proc.stdout and "decisions/s end to end (batched backend" in proc.stdout
+    assert proc.stdout.count("imitation of expert") == (1 if imitates else 0)
     assert "final evaluation: 2 duplicate deals" in proc.stdout
     agent = LearnedAgent(checkpoint=str(tmp_path / "run"))
     agent.setup(Game(make_config(ruleset, 4)), 0)
