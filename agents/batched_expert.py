@@ -401,13 +401,25 @@ class BatchedRandom:
         self.num_actions = game.num_actions
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         """mask bool[B, A] -> int64[B], uniform over each row's legal actions (``obs`` is ignored).
 
-        A row without a legal action gets action 0 (not checked: that would wait for the device).
+        ``u`` (float32[B] in [0, 1)): one given uniform per row, which picks legal action number
+        ``floor(u * count)`` in increasing id order (the tensor agents' fallback rule); omitted, the draws
+        come from :attr:`generator`. A row without a legal action gets action 0 (not checked: that would wait
+        for the device).
         """
         mask = mask.to(self.device, torch.bool)
         if mask.dim() != 2 or mask.shape[1] != self.num_actions:
             raise ValueError(f"mask has shape {tuple(mask.shape)}; allowed: [B, {self.num_actions}]")
-        u = torch.rand(mask.shape, generator=self.generator, device=self.device)
-        return torch.where(mask, u, -1.0).argmax(dim=1)
+        if u is not None:
+            return pick_by_uniform(mask, u.to(self.device, torch.float32))
+        draws = torch.rand(mask.shape, generator=self.generator, device=self.device)
+        return torch.where(mask, draws, -1.0).argmax(dim=1)
+
+
+def pick_by_uniform(mask: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """int64[B]: legal action number ``floor(u * count)`` of each row of ``mask`` (increasing ids), 0 where none."""
+    count = mask.sum(dim=1)
+    k = torch.minimum((u * count.to(torch.float32)).floor().to(torch.int64), (count - 1).clamp_min(0))
+    return (mask.to(torch.int64).cumsum(dim=1) <= k[:, None]).sum(dim=1).clamp_max(mask.shape[1] - 1)

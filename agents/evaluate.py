@@ -36,6 +36,16 @@ Output: a Markdown cross-table on stdout, and with ``--out DIR``
 ``results.json``, ``results.csv``, ``crosstable.md`` and (if matplotlib is
 installed) ``chart.png``. Matches run on the engine directly, optionally in
 parallel processes (``--workers``), with a progress bar (tqdm if installed).
+
+Backends
+    ``reference`` plays each game on the reference engine, any agent.
+    ``batched`` plays every game of a block of deals at once on the batched
+    engine with the agents' tensor forms (``random``, ``beginner``, ``expert``,
+    ``learned``; single deals): the same deals, chance and scripted decisions,
+    so a deal without random agent draws gives the same figures on both
+    (:mod:`agents.batched_eval`), several times faster. ``auto`` (the command's
+    default) takes ``batched`` for each pairing that can run there. Each
+    pairing's ``backend`` is recorded in ``results.json``.
 """
 
 from __future__ import annotations
@@ -61,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, agent_from_spec, parse_agent_spec
-from agents.match import ROLE_KEYS, FixedDeal, MatchRunner, series_deal
+from agents.match import FORMATS, ROLE_KEYS, FixedDeal, MatchRunner, lineup_of, series_deal
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
@@ -75,7 +85,6 @@ from mauscheln_env.ruleargs import (
     rule_options,
 )
 
-FORMATS = ("alone", "field")
 PER_DEAL_COLUMNS = {
     "alone_candidate": "format alone (the candidate at one seat, the baseline at the others): the candidate's "
                        "mean chips per seat-deal",
@@ -86,6 +95,8 @@ PER_DEAL_COLUMNS = {
 }
 """The columns of a pairing's ``per_deal`` rows in ``results.json``, in order, and what each holds."""
 Z95 = 1.959963984540054
+BACKENDS = ("reference", "batched", "auto")
+"""Where a pairing's games run (:attr:`Settings.backend`)."""
 TIE_TOLERANCE = 1e-5
 """A deal's advantage within this of 0 is a tie: float rounding (and the 6 decimals of ``results.json``) must
 not turn a tie into a win; a real advantage is at least 1 / (2 n (n - 1)) chips."""
@@ -138,6 +149,8 @@ class PairResult:
     """Role counts per agent ("candidate"/"baseline") over all its seat-deals."""
     games: int
     seconds: float
+    backend: str = "reference"
+    """Where the games ran: ``reference`` or ``batched`` (:attr:`Settings.backend`)."""
     per_deal: np.ndarray | None = field(default=None, repr=False)
     """Per deal: [alone cand, alone base, field cand, field base] mean chips per seat-deal (:data:`PER_DEAL_COLUMNS`)."""
     actions: list[list[list[int]]] | None = field(default=None, repr=False)
@@ -177,6 +190,7 @@ class PairResult:
             roles=d["roles"],
             games=d["games"],
             seconds=d["seconds"],
+            backend=d.get("backend", "reference"),
             per_deal=per_deal,
         )
 
@@ -197,6 +211,10 @@ class Settings:
     pot: int = 0
     crn: bool = True
     rule_options: tuple[tuple[str, Any], ...] = ()
+    backend: str = "reference"
+    """Where the games run: ``reference`` (the engine, one game at a time), ``batched`` (every game of a block of
+    deals at once on the batched engine, with the agents' tensor forms; :mod:`agents.batched_eval`), or ``auto``
+    (batched for each pairing that can run there, else reference)."""
 
     def config(self) -> RuleConfig:
         self.validate()
@@ -213,6 +231,8 @@ class Settings:
             raise ConfigError(f"players={self.players!r} is not allowed; allowed: None or a whole number")
         if not isinstance(self.crn, bool):
             raise ConfigError(f"crn={self.crn!r} is not allowed; allowed: True or False")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend={self.backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
 
 
 def _is_whole(x: Any) -> bool:
@@ -240,17 +260,6 @@ def _runner_for(settings: Settings) -> MatchRunner:
         runner = MatchRunner(Game(settings.config()))
         _WORKER_CACHE[key] = runner
     return runner
-
-
-def game_order(n: int) -> list[tuple[str, int]]:
-    """The ``2 n`` games of a duplicate deal in the order they are played: ``(format, lone seat)``."""
-    return [(fmt, r) for fmt in FORMATS for r in range(n)]
-
-
-def lineup_of(fmt: str, lone: int, n: int) -> list[bool]:
-    """Which seats the candidate holds in the game ``(fmt, lone)``: only ``lone`` in format alone, all
-    but ``lone`` in format field."""
-    return [(s == lone) == (fmt == "alone") for s in range(n)]
 
 
 def play_block(settings: Settings, candidate: str, baseline: str, start: int, stop: int,
@@ -315,8 +324,26 @@ def play_block(settings: Settings, candidate: str, baseline: str, start: int, st
     return {"start": start, "per_deal": per_deal, "roles": roles, "games": games, "actions": actions}
 
 
-def _play_block_task(args: tuple) -> dict[str, Any]:
-    return play_block(*args)
+def _run_task(job: tuple) -> dict[str, Any]:
+    fn, args = job
+    return fn(*args)
+
+
+def pair_backend(candidate: str, baseline: str, settings: Settings, record: bool = False) -> str:
+    """The backend a pairing runs on under ``settings.backend`` (``auto``: batched where it can);
+    ``batched`` for a pairing that cannot run there raises :class:`ConfigError` saying why."""
+    settings.validate()
+    if settings.backend == "reference":
+        return "reference"
+    from agents.batched_eval import batched_reason
+
+    reason = "recording actions needs the reference backend" if record else None
+    reason = reason or batched_reason(candidate, baseline, settings)
+    if reason is None:
+        return "batched"
+    if settings.backend == "batched":
+        raise ConfigError(f"backend=batched: {candidate} vs {baseline}: {reason}; allowed: backend=reference or auto")
+    return "reference"
 
 
 # ---------------------------------------------------------------------- driver
@@ -382,11 +409,20 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     total = settings.deals
     if total < 1:
         raise ValueError(f"deals={total!r} is not allowed; allowed: a whole number >= 1")
-    if block is None:
-        block = max(1, min(200, total // (8 * workers) or 1))
+    backend = pair_backend(candidate, baseline, settings, record)
     first = settings.start
-    tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block),
-              None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
+    if backend == "batched":
+        from agents.batched_eval import blocks, play_block_batched
+
+        run = play_block_batched
+        tasks = [(settings, candidate, baseline, lo, hi, None if deals is None else deals[lo - first:hi - first])
+                 for lo, hi in blocks(first, first + total, settings.config().num_players)]
+    else:
+        run = play_block
+        if block is None:
+            block = max(1, min(200, total // (8 * workers) or 1))
+        tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block),
+                  None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
     per_deal = np.zeros((total, 4))
     actions: list[Any] = [None] * total
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
@@ -407,17 +443,18 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
         bar.update(len(out["per_deal"]))
 
     try:
-        if workers == 1:
+        if workers == 1 or len(tasks) == 1:
             for task in tasks:
-                absorb(_play_block_task(task))
+                absorb(run(*task))
         else:
-            with _worker_pool(workers) as pool:
-                for out in pool.imap_unordered(_play_block_task, tasks):
+            with _worker_pool(min(workers, len(tasks))) as pool:
+                for out in pool.imap_unordered(_run_task, [(run, task) for task in tasks]):
                     absorb(out)
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
     result = summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
+    result.backend = backend
     if record:
         result.actions = actions
     return result
@@ -593,7 +630,8 @@ def crosstable_markdown(agents: Sequence[str], pairs: Sequence[PairResult], rati
 def pair_lines(p: PairResult) -> list[str]:
     """A readable block for one pairing."""
     lines = [
-        f"{p.candidate} vs {p.baseline}: {p.deals} duplicate deals, {p.games} games, {p.seconds:.1f}s",
+        f"{p.candidate} vs {p.baseline}: {p.deals} duplicate deals, {p.games} games, {p.seconds:.1f}s "
+        f"({p.backend} backend)",
         f"  advantage (chips/deal, candidate - baseline): {p.advantage}  "
         f"[alone {p.advantage_by_format['alone']}, field {p.advantage_by_format['field']}]",
         f"  {p.candidate} chips/deal: alone {p.candidate_chips['alone']}, in the field {p.candidate_chips['field']}",
@@ -639,7 +677,7 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         data = load_results(path)
         s = dict(data["settings"])
         span = (s.get("seed"), int(s.get("start", 0)), int(s.get("start", 0)) + int(s.get("deals", 0)))
-        for key in ("deals", "seed", "start"):
+        for key in ("deals", "seed", "start", "backend"):
             s.pop(key, None)
         if settings is None:
             settings = s
@@ -836,6 +874,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pot", type=int, default=0, help="pot before the first dealer's ante (>= 0)")
     p.add_argument("--no-crn", action="store_true", help="independent random numbers per agent (no CRN)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes")
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="where the games run: reference (the engine, game by game), batched (every game of a block "
+                        "of deals at once, with the agents' tensor forms: random, beginner, expert, learned; single "
+                        "deals), auto (batched where the pairing can, else reference)")
     p.add_argument("--out", type=Path, default=None,
                    help="a new or empty folder for results.json, results.csv, crosstable.md, chart.png")
     p.add_argument("--overwrite", action="store_true", help="write into an --out folder that already holds files")
@@ -883,7 +925,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = Settings(
                 ruleset=args.ruleset, players=args.players, deals=args.deals, seed=args.seed, start=args.start,
                 session_deals=args.session_deals, pot=args.pot, crn=not args.no_crn,
-                rule_options=tuple(sorted(rule_options(args).items())),
+                rule_options=tuple(sorted(rule_options(args).items())), backend=args.backend,
             )
             config = settings.config()
             settings = replace(settings, players=config.num_players)  # what the table had, preset or flag

@@ -192,6 +192,15 @@ def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = Non
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
 
 
+def sample_by_uniform(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Sample from masked logits by inverting the distribution function at given uniforms ``u`` (float[B] in
+    [0, 1)): the first action whose cumulative probability exceeds ``u`` times the total. An action of
+    probability 0 (masked) is never chosen: the cumulative sum does not rise there."""
+    cdf = torch.softmax(logits.to(torch.float64), dim=-1).cumsum(dim=-1)
+    target = u.to(torch.float64)[:, None] * cdf[:, -1:]
+    return (cdf <= target).sum(dim=-1).clamp_max(logits.shape[-1] - 1)
+
+
 # ---------------------------------------------------------------------- checkpoint format
 def layout_of(game: Game) -> dict[str, Any]:
     """What a policy is tied to: the rules, the observation pieces and the action strings."""
@@ -600,13 +609,21 @@ class BatchedLearned:
         self.num_actions = game.num_actions
 
     @torch.inference_mode()
-    def act(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """obs float[B, D], mask bool[B, A] -> int64[B]: an action of each row, legal where its mask has one."""
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        """obs float[B, D], mask bool[B, A] -> int64[B]: an action of each row, legal where its mask has one.
+
+        ``u`` (float[B] in [0, 1)): one given uniform per row, turned into the sampled action by the inverse of
+        the policy's distribution function over the action ids (ignored with ``greedy``); omitted, the
+        draws come from :attr:`generator`."""
         mask = mask.to(self.device, torch.bool)
         if mask.dim() != 2 or mask.shape[1] != self.num_actions:
             raise ValueError(f"mask has shape {tuple(mask.shape)}; allowed: [B, {self.num_actions}]")
         logits = self.net.masked_logits(obs.to(self.device, torch.float32), mask)
-        return logits.argmax(dim=1) if self.greedy else sample_actions(logits, self.generator)
+        if self.greedy:
+            return logits.argmax(dim=1)
+        if u is None:
+            return sample_actions(logits, self.generator)
+        return sample_by_uniform(logits, u.to(self.device))
 
 
 def rules_of(layout: dict[str, Any]) -> Game:

@@ -62,6 +62,21 @@ def make_deal(game: Game, seed: int, index: int) -> tuple[int, DealSpec]:
     return dealer, game.deal_from_deck(order, dealer)
 
 
+FORMATS = ("alone", "field")
+"""The two formats of a duplicate deal: one candidate against a field of baselines, and the reverse."""
+
+
+def game_order(n: int) -> list[tuple[str, int]]:
+    """The ``2 n`` games of a duplicate deal in the order they are played: ``(format, lone seat)``."""
+    return [(fmt, r) for fmt in FORMATS for r in range(n)]
+
+
+def lineup_of(fmt: str, lone: int, n: int) -> list[bool]:
+    """Which seats the candidate holds in the game ``(fmt, lone)``: only ``lone`` in format alone, all
+    but ``lone`` in format field."""
+    return [(s == lone) == (fmt == "alone") for s in range(n)]
+
+
 SESSION_KEY = 7919
 """The key that turns a series seed and a deal index into the session seed: ``agent_seed(seed, d, SESSION_KEY)``."""
 

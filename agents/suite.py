@@ -76,7 +76,7 @@ def learned_for(settings: Settings) -> list[str]:
 
 
 def _table_key(settings: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in settings.items() if k not in ("deals", "seed", "start")}
+    return {k: v for k, v in settings.items() if k not in ("deals", "seed", "start", "backend")}
 
 
 def machine() -> str:
@@ -96,7 +96,7 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
                 workers: int, reuse: Sequence[Path], out: Path, docs: Path, command: str, note: str = "",
                 progress: bool = False, learned: bool = True) -> Tournament:
     """Play (and pool) one ruleset's cross-table; write its page and chart. Returns the pooled tournament."""
-    settings = Settings(ruleset=ruleset, players=4, deals=deals, seed=seed)
+    settings = Settings(ruleset=ruleset, players=4, deals=deals, seed=seed, backend="auto")
     config = settings.config()
     settings = replace(settings, players=config.num_players)
     table = _table_key(dict(vars(settings)) | {"rule_options": list(settings.rule_options)})

@@ -69,7 +69,8 @@ class SubprocVectorEnv(VectorEnv):
             "actions": torch.zeros(B, dtype=torch.int64), "to_act": torch.zeros(B, dtype=torch.int64),
             "rewards": torch.zeros(B, n), "terminated": torch.zeros(B, dtype=torch.bool),
             "truncated": torch.zeros(B, dtype=torch.bool), "deal_kind": torch.zeros(B, dtype=torch.int64),
-            "new_deal": torch.zeros(B, dtype=torch.bool), "final_chips": torch.zeros(B, n, dtype=torch.int64),
+            "new_deal": torch.zeros(B, dtype=torch.bool), "end_seat": torch.zeros(B, dtype=torch.int64),
+            "final_chips": torch.zeros(B, n, dtype=torch.int64),
         }
         for t in self._buffers.values():
             t.share_memory_()
@@ -139,7 +140,7 @@ class SubprocVectorEnv(VectorEnv):
                                      f"legal: {buf['mask'][b].nonzero()[:, 0].tolist()}")
         buf["actions"].copy_(a)
         replies = self._call("step")
-        info = {key: buf[key].clone() for key in ("deal_kind", "new_deal", "final_chips")}
+        info = {key: buf[key].clone() for key in ("deal_kind", "new_deal", "end_seat", "final_chips")}
         if self.final_observations:
             info["final_index"] = torch.cat([r[0] for r in replies])
             info["final_obs"] = torch.cat([r[1] for r in replies])
@@ -197,7 +198,7 @@ def _subproc_worker(config_kwargs: dict[str, Any], lo: int, hi: int, seed: int |
                            compile=compile)
     env.use_buffers(buffers["obs"][lo:hi], buffers["mask"][lo:hi])
     out = {key: buffers[key][lo:hi] for key in ("to_act", "rewards", "terminated", "truncated", "deal_kind",
-                                                 "new_deal", "final_chips")}
+                                                 "new_deal", "end_seat", "final_chips")}
     actions = buffers["actions"][lo:hi]
     while True:
         try:
@@ -218,7 +219,7 @@ def _subproc_worker(config_kwargs: dict[str, Any], lo: int, hi: int, seed: int |
                 res = env.step(actions)
                 for key in ("to_act", "rewards", "terminated", "truncated"):
                     out[key].copy_(getattr(res, key))
-                for key in ("deal_kind", "new_deal", "final_chips"):
+                for key in ("deal_kind", "new_deal", "end_seat", "final_chips"):
                     out[key].copy_(res.info[key])
                 reply = (res.info["final_index"] + lo, res.info["final_obs"]) if final_observations else None
             elif command == "observe":

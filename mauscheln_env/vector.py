@@ -43,6 +43,7 @@ this step; it is part of the first deal's delta, paid when that deal ends.
 | --- | --- | --- |
 | `deal_kind` | int64[B] | how a deal ended in this step: `DEAL_NONE` 0, `DEAL_SETTLED` 1, `DEAL_NO_PLAY` 2, `DEAL_THROW_IN` 3, `DEAL_MOUCHE` 4 |
 | `new_deal` | bool[B] | a new deal was dealt in this step (after a deal ended, or by auto-reset) |
+| `end_seat` | int64[B] | the seat that took the pot of a deal that ended in this step without play (`DEAL_NO_PLAY`) or by a mouche (`DEAL_MOUCHE`): ``DealResult.mauschler``; -1 otherwise |
 | `final_chips` | int64[B, n] | chips after this step (a new deal's ante paid); for a session that ended in this step, its final chips before the auto-reset |
 | `final_index` | int64[k] | only with ``final_observations=True``: the sessions that ended in this step |
 | `final_obs` | float32[k, n, D] | only with ``final_observations=True``: every seat's observation of the ended state |
@@ -333,6 +334,7 @@ class ReferenceVectorEnv(VectorEnv):
         B, n = self.num_envs, self.num_players
         rewards = np.zeros((B, n), dtype=np.float32)
         kinds = np.zeros(B, dtype=np.int64)
+        end_seat = np.full(B, -1, dtype=np.int64)
         new_deal = np.zeros(B, dtype=bool)
         term = np.zeros(B, dtype=bool)
         trunc = np.zeros(B, dtype=bool)
@@ -345,6 +347,7 @@ class ReferenceVectorEnv(VectorEnv):
             for r in results:
                 rewards[b] += r.deltas
                 kinds[b] = DEAL_KINDS[r.kind]
+                end_seat[b] = r.mauschler if r.kind in (DealKind.NO_PLAY, DealKind.MOUCHE) else -1
             final_chips[b] = state.session.chips
             if state.phase is Phase.OVER:
                 trunc[b] = state.session.truncated
@@ -359,6 +362,7 @@ class ReferenceVectorEnv(VectorEnv):
         info = {
             "deal_kind": torch.from_numpy(kinds),
             "new_deal": torch.from_numpy(new_deal),
+            "end_seat": torch.from_numpy(end_seat),
             "final_chips": torch.from_numpy(final_chips),
         }
         if self.final_observations:

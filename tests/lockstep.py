@@ -21,7 +21,7 @@ import torch
 
 from mauscheln_env import DealSpec, Game, Observer
 from mauscheln_env.batched import BatchedMauscheln
-from mauscheln_env.engine import Phase
+from mauscheln_env.engine import DealKind, Phase
 from mauscheln_env.vector import DEAL_KINDS, DEAL_NONE, deal_spec_to_order
 
 
@@ -219,6 +219,9 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
                   f"{where}: rewards {res.rewards[b].tolist()} != {expected.tolist()}")
             kind = DEAL_KINDS[results[-1].kind] if results else DEAL_NONE
             check(int(res.info["deal_kind"][b]) == kind, f"{where}: deal kind")
+            seat = (results[-1].mauschler if results and results[-1].kind in (DealKind.NO_PLAY, DealKind.MOUCHE)
+                    else -1)
+            check(int(res.info["end_seat"][b]) == seat, f"{where}: end seat {int(res.info['end_seat'][b])} != {seat}")
             check(bool(new_deal[b]) == bool(results), f"{where}: new deal")
             check(res.info["final_chips"][b].tolist() == st.session.chips, f"{where}: final chips")
             if st.phase is Phase.OVER:

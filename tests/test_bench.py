@@ -32,7 +32,8 @@ from agents.bench.run import (
     run_bench,
     without_timing,
 )
-from agents.evaluate import Settings, evaluate_pair, game_order
+from agents.evaluate import Settings, evaluate_pair
+from agents.match import game_order
 from mauscheln_env.config import RULESETS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -119,12 +119,14 @@ def test_baselines_are_ordered_over_many_deals():
     assert evaluate_pair("expert", "random", s, workers=2).advantage.low > 0
 
 
-def test_chunks_pool_into_the_whole_series(tmp_path):
-    whole = evaluate_pair("beginner", "random", Settings(deals=30, seed=8))
+@pytest.mark.parametrize("backend", ["reference", "batched"])
+def test_chunks_pool_into_the_whole_series(tmp_path, backend):
+    whole = evaluate_pair("beginner", "random", Settings(deals=30, seed=8, backend=backend))
+    assert whole.backend == backend
     for i, start in enumerate((0, 12)):
         n = 12 if start == 0 else 18
         assert main(["--pair", "beginner", "random", "--deals", str(n), "--start", str(start), "--seed", "8",
-                     "--out", str(tmp_path / f"c{i}"), "--no-progress"]) == 0
+                     "--out", str(tmp_path / f"c{i}"), "--no-progress", "--backend", backend]) == 0
     merged = merge_results([tmp_path / "c0" / "results.json", tmp_path / "c1" / "results.json"])
     (pooled,) = merged.pairs
     assert pooled.deals == 30

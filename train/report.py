@@ -4,7 +4,11 @@ Both training scripts end here: the candidate (an agent spec such as
 ``learned:checkpoint=runs/.../policy.safetensors``) plays duplicate deals in
 both formats against each baseline through :func:`agents.evaluate.evaluate_pair`,
 and the table reports the candidate's advantage in chips per deal with a 95 %
-confidence interval over deals, per format and combined.
+confidence interval over deals, per format and combined. A pairing whose agents
+all have tensor forms (a learned policy, random, beginner, expert) plays on the
+batched engine (``backend="auto"``, :mod:`agents.batched_eval`: the same deals,
+chance and scripted decisions as the reference engine), any other on the
+reference engine.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ def evaluate_candidate(candidate: str, opponents: list[str], config: RuleConfig,
     """Rows ``{opponent, format, mean, low, high, deals}``; format is ``alone``, ``field`` or ``both``."""
     rules = tuple(sorted(options_of(config).items()))  # every rule but the session length: the same game
     settings = Settings(ruleset=config.ruleset, players=config.num_players, deals=deals, seed=seed,
-                        session_deals=1, rule_options=rules)
+                        session_deals=1, rule_options=rules, backend="auto")
     rows: list[dict[str, Any]] = []
     for opponent in opponents:
         result = evaluate_pair(candidate, opponent, settings, workers=workers, progress=progress, keep_per_deal=False,

@@ -50,7 +50,8 @@ import numpy as np
 
 from agents.bench.run import decode_game, pair_from_record, snap_per_deal
 from agents.bench.suite import DealSet, load_deal_set
-from agents.evaluate import FORMATS, game_order, lineup_of, play_block
+from agents.evaluate import play_block
+from agents.match import FORMATS, game_order, lineup_of
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, Game, Phase, State
 from mauscheln_env.errors import MauschelnError

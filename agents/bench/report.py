@@ -34,7 +34,7 @@ from agents.bench.board import Board, board_markdown, leaderboard, records_of
 from agents.bench.replay import ReplayError, game_replay, replay_deal, table_legend
 from agents.bench.run import AgentId
 from agents.bench.suite import load_deal_set
-from agents.evaluate import FORMATS, game_order
+from agents.match import FORMATS, game_order
 from mauscheln_env.files import atomic_write, atomic_write_text
 
 PAGE_TITLE = "Mauscheln benchmark"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from mauscheln_env.batched.ops import mask, pick, rows, seat_get, seat_onehot, seat_put
@@ -123,6 +124,9 @@ class Rules:
         """The engine's random source (set by the engine); chance is drawn only outside the fused step."""
         self.chance_log: list[list[list[int]]] | None = None
         """With the engine's ``record_chance``: every permutation drawn, per session, in the order drawn."""
+        self.chance_sources: Any = None
+        """Set by :meth:`BatchedMauscheln.use_chance`: per session, an object whose ``permutation(k)`` gives that
+        session's permutations (instead of :attr:`generator`)."""
 
     def index_of(self, stage_type: type) -> int:
         """Index of the first stage of ``stage_type`` (the reference's ``Game.goto``)."""
@@ -136,8 +140,9 @@ class Rules:
         """``int64[M, N]``: in each row of ``m`` a uniform permutation of ``0..size-1`` in its first ``size``
         columns (the reference's ``rng.permutation(size)``), drawn in row order; other rows get the identity.
 
-        Every draw is appended to ``chance_log`` (by the sessions the rows of ``st`` are) when the engine
-        records chance. Never inside the fused step.
+        Drawn from :attr:`generator`, or from each session's own source when the engine was given
+        :attr:`chance_sources`. Every draw is appended to ``chance_log`` (by the sessions the rows of ``st``
+        are) when the engine records chance. Never inside the fused step.
         """
         k = self.k
         M, N = m.shape[0], k.N
@@ -145,14 +150,22 @@ class Rules:
         idx = m.nonzero()[:, 0]
         if idx.shape[0] == 0:
             return out
-        u = torch.rand(idx.shape[0], N, generator=self.generator, device=k.device)
         sz = size.index_select(0, idx)
-        u = torch.where(k.card_ar < sz[:, None], u, 2.0)
-        perm = u.argsort(dim=1)
-        out.index_copy_(0, idx, perm)
-        if self.chance_log is not None:
+        sessions = None
+        if self.chance_sources is not None or self.chance_log is not None:
             above = sessions_of(st)
             sessions = idx if above is None else above.index_select(0, idx)
+        if self.chance_sources is not None:  # each session's own source, in row order
+            perm = k.card_ar.expand(idx.shape[0], N).clone()
+            for i, (row, count) in enumerate(zip(sessions.tolist(), sz.tolist())):
+                drawn = self.chance_sources[row].permutation(count)
+                perm[i, :count] = torch.as_tensor(np.asarray(drawn, dtype=np.int64), device=k.device)
+        else:
+            u = torch.rand(idx.shape[0], N, generator=self.generator, device=k.device)
+            u = torch.where(k.card_ar < sz[:, None], u, 2.0)
+            perm = u.argsort(dim=1)
+        out.index_copy_(0, idx, perm)
+        if self.chance_log is not None:
             for row, count, p in zip(sessions.tolist(), sz.tolist(), perm.tolist()):
                 self.chance_log[row].append(p[:count])
         return out

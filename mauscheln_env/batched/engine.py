@@ -41,6 +41,11 @@ permutations each session drew, in order (:attr:`chance_log`), and a reference
 session given those through a stand-in ``rng`` deals and reshuffles exactly the
 same cards. The same seed and actions give the same run on a given device.
 
+Given per-session sources (:meth:`BatchedMauscheln.use_chance`, e.g. the
+numpy generators a reference session would get), the engine draws each
+session's permutations from its own source instead, so that a duplicate
+evaluation replays exactly the reference's chance.
+
 ## Buffers
 
 With ``copy=True`` (default) every step returns fresh ``obs`` and ``mask``
@@ -204,9 +209,32 @@ class BatchedMauscheln(VectorEnv):
         return self.st.to_act
 
     @property
+    def roles(self) -> torch.Tensor:
+        """``int64[B, n]``: each seat's ``Role`` value in the current deal (``deal.roles``)."""
+        return self.st.roles
+
+    @property
+    def alive(self) -> torch.Tensor:
+        """``int64[B]``: the live seats of each session as a bit mask (bit s: seat s; ``session.alive``)."""
+        return self.st.alive
+
+    @property
     def deck_order(self) -> torch.Tensor:
         """The current deal's deck order (top card first) by session."""
         return self.st.deck
+
+    def use_chance(self, sources: Any) -> None:
+        """Draw each session's chance from its own source: ``sources[b].permutation(k)`` (e.g. a
+        ``numpy.random.Generator``) gives every later permutation of session ``b`` (a deal's deck order, a
+        reshuffle, a redeal), in the order the reference engine draws them from its ``rng`` (the chance
+        contract, module docstring). A reference session given the same generator as its ``rng`` then deals
+        and reshuffles exactly the same cards. ``None``: back to the engine's own generator."""
+        if sources is not None:
+            sources = list(sources)
+            if len(sources) != self.num_envs or not all(callable(getattr(x, "permutation", None)) for x in sources):
+                raise MauschelnError(f"use_chance needs one source per session ({self.num_envs}), each with a "
+                                     "permutation(k) method (e.g. numpy.random.default_rng(seed)), or None")
+        self.rules.chance_sources = sources
 
     # ------------------------------------------------------------------ rows outside the fused step
     def _on_rows(self, idx: torch.Tensor, fn: Any) -> None:
@@ -316,14 +344,15 @@ class BatchedMauscheln(VectorEnv):
         ended = st.end_kind.nonzero()[:, 0]
         rewards = torch.zeros(B, n, dtype=torch.float32, device=dev)
         kind = torch.zeros(B, dtype=torch.int64, device=dev)
+        end_seat = torch.full((B,), -1, dtype=torch.int64, device=dev)
         terminated = torch.zeros(B, dtype=torch.bool, device=dev)
         truncated = torch.zeros(B, dtype=torch.bool, device=dev)
         new_deal = torch.zeros(B, dtype=torch.bool, device=dev)
         restart = ended[:0]
         if ended.shape[0]:
-            restart = self._end_deals(ended, rewards, kind, terminated, truncated)
+            restart = self._end_deals(ended, rewards, kind, end_seat, terminated, truncated)
             new_deal[ended] = True
-        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": new_deal}
+        info: dict[str, torch.Tensor] = {"deal_kind": kind, "new_deal": new_deal, "end_seat": end_seat}
         final_chips = st.chips.index_select(0, restart)
         if self.final_observations:
             info["final_index"] = restart
@@ -337,8 +366,8 @@ class BatchedMauscheln(VectorEnv):
         obs, mask_ = self._outputs()
         return VecStep(obs, mask_, st.to_act.clone(), rewards, terminated, truncated, info)
 
-    def _end_deals(self, idx: torch.Tensor, rewards: torch.Tensor, kind: torch.Tensor, terminated: torch.Tensor,
-                   truncated: torch.Tensor) -> torch.Tensor:
+    def _end_deals(self, idx: torch.Tensor, rewards: torch.Tensor, kind: torch.Tensor, end_seat: torch.Tensor,
+                   terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
         """Settle the deals of sessions ``idx`` (RULES.md §3), eliminate and end sessions or move the deal on
         (§3.5, ``Game.next_deal``). Fills the step's outputs for them; returns the sessions that ended."""
         k, scoring, program, cfg = self.k, self.scoring, self.program, self.config
@@ -358,6 +387,7 @@ class BatchedMauscheln(VectorEnv):
             else:
                 out["rewards"] = (sub.start - sub.scores).to(torch.float32)
             out["kind"] = ek.clone()
+            out["seat"] = torch.where((ek == DEAL_NO_PLAY) | (ek == DEAL_MOUCHE), sub.end_seat, -1)
             counted = ek != DEAL_THROW_IN
             sub.deals = sub.deals + counted
             sub.streak = torch.where(counted, 0, sub.streak + 1)
@@ -380,6 +410,7 @@ class BatchedMauscheln(VectorEnv):
         self._on_rows(idx, settle)
         rewards.index_copy_(0, idx, out["rewards"])
         kind.index_copy_(0, idx, out["kind"])
+        end_seat.index_copy_(0, idx, out["seat"])
         terminated.index_copy_(0, idx, out["done"])
         truncated.index_copy_(0, idx, out["cut"])
         return idx[out["done"] | out["cut"]]
