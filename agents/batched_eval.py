@@ -3,7 +3,7 @@
 :func:`agents.evaluate.evaluate_pair` plays a pairing on the reference engine,
 one game at a time (``backend="reference"``), or here (``backend="batched"``):
 the ``2 n`` games of each duplicate deal of a block (format ``alone`` and
-``field``, each lone seat; :func:`agents.evaluate.game_order`) are rows of one
+``field``, each lone seat; :func:`agents.match.game_order`) are rows of one
 :class:`~mauscheln_env.batched.BatchedMauscheln`, reset with the deal's cards
 and dealer (:func:`agents.match.series_deal`, the same deals as the reference
 backend), and the candidate and the baseline are the tensor forms of the agents
@@ -13,27 +13,27 @@ per-deal figures, role counts and summaries are those of the reference backend,
 computed the same way.
 
 What is the same and what is not
-    The deals, the seats and the agents' decisions are the same as on the
-    reference backend: ``beginner`` and ``expert`` decide as their Python agents
-    wherever they have a rule, and a greedy learned policy plays its most
-    likely action. Random numbers come from a different source:
+    The deals, the chance and the agents' decisions are those of the reference
+    backend: every game draws its permutations (a reshuffled stock, a redeal
+    after a throw-in or a Vierling) from its deal's session generator, as
+    :meth:`agents.match.MatchRunner.play` gives the reference engine
+    (:meth:`~mauscheln_env.batched.BatchedMauscheln.use_chance`); ``beginner``
+    and ``expert`` decide as their Python agents wherever they have a rule, and
+    a greedy learned policy plays its most likely action. Only the agents' own
+    random draws (``random``, a sampling ``learned`` policy, a scripted agent's
+    fallback when no rule applies) come from another source: uniforms derived
+    from ``(seed, deal, deal-in-session, seat, decision)``, common random
+    numbers as on the reference backend (whoever sits at a seat of a deal
+    draws the same numbers; ``crn=False`` adds the agent and the game to the
+    key), but not the reference agents' numpy streams.
 
-    * the agents' draws (``random``, a sampling ``learned`` policy, the scripted
-      agents' fallback when no rule applies) are uniforms derived from
-      ``(seed, deal, deal-in-session, seat, decision)`` — common random numbers
-      as on the reference backend (whoever sits at a seat of a deal draws the
-      same numbers; ``crn=False`` adds the agent and the game to the key) — but
-      not the reference agents' numpy streams;
-    * chance after the deal is dealt (a reshuffled stock, a redeal after a
-      throw-in or a Vierling) is drawn by the engine from a generator seeded by
-      ``(seed, first deal of the block)``, not from the deal's session seed.
-
-    So a deal whose games never draw gives the same figures on both backends
-    (``tests/test_batched_eval.py`` checks this deal by deal), and the others
-    are equally valid samples of the same game. Blocks are aligned to fixed
-    deal indices (:func:`block_size`), so the figures do not depend on
-    ``workers``; a series played in chunks (``start``) gives the same figures
-    where its chunks start at a block boundary.
+    So a deal without such draws gives the same figures on both backends
+    (``tests/test_batched_eval.py`` checks this deal by deal on every
+    ruleset), and the others are equally valid samples of the same game. No
+    figure depends on how the deals are cut into blocks (:func:`blocks`), on
+    ``workers`` or on ``start``: the engine's own generator, seeded by
+    ``(seed, first deal of the block)``, only deals the sessions that start
+    after a game is over, which are not counted.
 
 Only single-deal sessions (``session_deals=1``) run here, and only agents with
 a tensor form: :func:`batched_reason` says why a pairing cannot.
@@ -41,6 +41,7 @@ a tensor form: :func:`batched_reason` says why a pairing cannot.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,12 +124,18 @@ _CACHE: dict[Any, Any] = {}
 
 
 def _agent(spec: str, game: Game, key: Any) -> Any:
+    """The tensor form of ``spec``, cached per process; a checkpoint file rewritten since is read again."""
     from agents.tensor import batched_opponent
 
-    cache_key = ("agent", spec, key)
+    name, params = parse_agent_spec(spec)
+    source = params.get("checkpoint")
+    stamp = None
+    if isinstance(source, str) and os.path.isfile(source):
+        info = os.stat(source)
+        stamp = (info.st_mtime_ns, info.st_size)
+    cache_key = ("agent", spec, key, stamp)
     agent = _CACHE.get(cache_key)
     if agent is None:
-        name, params = parse_agent_spec(spec)
         agent = _CACHE[cache_key] = batched_opponent(name, game, "cpu", 0, **params)
     return agent
 
@@ -142,9 +149,8 @@ def play_block_batched(settings: Any, candidate: str, baseline: str, start: int,
     """
     from mauscheln_env.batched import BatchedMauscheln
 
-    reason = batched_reason(candidate, baseline, settings)
-    if reason is not None:
-        raise MauschelnError(f"{candidate} vs {baseline} cannot run on the batched backend: {reason}")
+    if settings.session_deals != 1:  # evaluate_pair asked batched_reason first; this guards direct calls
+        raise MauschelnError(f"session_deals={settings.session_deals}: the batched backend plays single deals only")
     config = settings.config()
     key = repr(config.to_dict())
     game = _CACHE.get(("game", key))
@@ -162,9 +168,11 @@ def play_block_batched(settings: Any, candidate: str, baseline: str, start: int,
     lineups = np.array([lineup_of(fmt, r, n) for fmt, r in order], dtype=bool)  # [G, n]: the candidate's seats
     holds = torch.from_numpy(np.tile(lineups, (D, 1)))  # [B, n]
     env = BatchedMauscheln(config, B, seed=agent_seed(settings.seed, start, ENGINE_KEY), copy=False)
+    # Chance from the start (a Vierling redeal can come before the first decision): each game draws from its
+    # deal's session generator, as MatchRunner.play gives the reference engine.
+    env.use_chance([np.random.default_rng(f.session_seed) for f in fixed for _ in range(G)])
     res = env.reset(options={"deals": [f.spec for f in fixed for _ in range(G)],
                              "dealer": [f.dealer for f in fixed for _ in range(G)], "pot": settings.pot})
-    env.use_chance([np.random.default_rng(f.session_seed) for f in fixed for _ in range(G)])
     cand, base = _agent(candidate, game, key), _agent(baseline, game, key)
 
     # Common random numbers: one seed per deal and seat (the reference's agent key); without CRN per game and agent.

@@ -34,9 +34,17 @@ def test_scripted_pairs_give_the_reference_figures_deal_by_deal(ruleset):
     assert (bat.wins, bat.losses, bat.ties) == (ref.wins, ref.losses, ref.ties)
 
 
-@pytest.mark.parametrize("ruleset,players", [("mauscheln", 3), ("mauscheln", 7), ("mousel", 5), ("mouche", 6)])
-def test_other_tables_give_the_reference_figures(ruleset, players):
-    ref, bat = both("expert", "beginner", ruleset=ruleset, players=players, deals=8, seed=2)
+@pytest.mark.parametrize("ruleset,players,options", [
+    ("mauscheln", 3, ()), ("mauscheln", 7, ()), ("mousel", 5, ()), ("mouche", 6, ()),
+    # the options of the presets in configs/rules/: a Vierling redeals (also before the first decision), Belli
+    ("mauscheln", 4, (("belli", "7D"), ("belli_penalty", "pot"), ("knock", True), ("vierling", True))),
+    ("mauscheln_classic", 5, (("cap", 40), ("forced_knock_new_pot", True), ("mauschelzwang", True),
+                              ("mitgehzwang", True), ("schieben", True))),
+    ("mouche", 5, (("pamphile", True), ("pamphile_bonus", True), ("pamphile_wild", True))),
+    ("mouche", 4, (("beatrix", True), ("mery_cap", 20))),
+])
+def test_other_tables_give_the_reference_figures(ruleset, players, options):
+    ref, bat = both("expert", "beginner", ruleset=ruleset, players=players, deals=12, seed=2, rule_options=options)
     np.testing.assert_array_equal(bat.per_deal, ref.per_deal)
     assert bat.roles == ref.roles
 
