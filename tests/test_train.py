@@ -286,6 +286,68 @@ def test_imitation_teaches_the_teachers_choices_and_resumes_exactly(tmp_path, ca
     assert agree[1] > agree[0] > 0.3, agree  # one update already copies much of the expert; the second more
 
 
+def test_magnet_pulls_the_policy_towards_the_clone_and_resumes_exactly(tmp_path, capsys):
+    """--magnet imitation: after one update of behaviour cloning the learner is written to magnet.safetensors and
+    every PPO update adds magnet_coef x KL(policy || magnet); the magnet never changes, the policy ends nearer to
+    it than without the term, and a stopped run resumes to the same weights."""
+    from agents.learned import read_policy
+    from mauscheln_env.vecenv import make_vector_env
+    from mauscheln_env.vector import sample_legal
+
+    base = [*BATCHED_RUN, "--total-decisions", "1920", "--imitate-decisions", "384", "--seed", "3",
+            "--learning-rate", "0.01"]
+    pulled = [*base, "--magnet", "imitation", "--magnet-coef", "5"]
+    assert train_main([*pulled, "--run-dir", str(tmp_path / "full")]) == 0
+    assert "magnet: imitation" in capsys.readouterr().out
+    assert train_main([*pulled, "--run-dir", str(tmp_path / "part"), "--max-updates", "3"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    assert train_main([*base, "--run-dir", str(tmp_path / "free")]) == 0
+    assert not (tmp_path / "free" / "magnet.safetensors").exists()
+
+    clone = _weights(tmp_path / "full" / "checkpoints" / "update_000001" / "policy.safetensors")
+    magnet_file = tmp_path / "full" / "magnet.safetensors"
+    kept = _weights(magnet_file)
+    assert all(torch.equal(kept[k], clone[k]) for k in clone)  # the learner as cloning left it, untouched
+    a = _weights(tmp_path / "full" / "checkpoints" / "update_000005" / "policy.safetensors")
+    b = _weights(tmp_path / "part" / "checkpoints" / "update_000005" / "policy.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+    game = Game(make_config("mauscheln", 4, max_deals=3))
+    envs = make_vector_env(game.config, 256, backend="batched", seed=0)
+    obs, mask, _ = envs.reset(seed=2)
+    rows_obs, rows_mask = [], []
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(10):
+        rows_obs.append(obs.clone())
+        rows_mask.append(mask.clone())
+        obs, mask, *_ = envs.step(sample_legal(mask, gen))
+    obs, mask = torch.cat(rows_obs), torch.cat(rows_mask)
+    magnet, _, _ = read_policy(magnet_file)
+
+    def kl_to_magnet(run: str) -> float:
+        net, _, _ = read_policy(tmp_path / run / "checkpoints" / "update_000005" / "policy.safetensors")
+        with torch.no_grad():
+            logp = torch.log_softmax(net.masked_logits(obs, mask), -1)
+            logq = torch.log_softmax(magnet.masked_logits(obs, mask), -1)
+            return float(torch.where(mask, logp.exp() * (logp - logq), 0.0).sum(-1).mean())
+
+    assert kl_to_magnet("full") < 0.5 * kl_to_magnet("free")
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--magnet", "imitation"], "allowed: both (a policy and a weight > 0) or neither"),
+    (["--magnet-coef", "0.5"], "allowed: both (a policy and a weight > 0) or neither"),
+    (["--magnet", "imitation", "--magnet-coef", "0.5", "--imitate-decisions", "0"], "needs imitate_decisions > 0"),
+    (["--magnet", "mousel4", "--magnet-coef", "0.5"], "mousel4"),
+    (["--magnet-coef", "-1", "--magnet", "imitation"], "magnet_coef=-1"),
+])
+def test_bad_magnet_options_are_refused(tmp_path, capsys, flags, says):
+    args = [*BATCHED_RUN, "--imitate-decisions", "384", *flags, "--run-dir", str(tmp_path / "run")]
+    assert train_main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(("flags", "says"), [
     (["--imitate-teacher", "random"], "imitate_teacher='random' is not allowed"),
     (["--imitate-teacher", "pimc"], "imitate_teacher='pimc' is not allowed"),

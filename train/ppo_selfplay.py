@@ -72,6 +72,8 @@ from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED
 from train.cli import KEY_VALUES, tyro_cli
 
 PROG = "mauscheln train"
+MAGNET_FILE = "magnet.safetensors"
+"""In a run directory: the learner as behaviour cloning left it, when the run's magnet is ``imitation``."""
 SYNTAX = (
     "Every option is a flag and a key of the YAML file given with --config (flags override the file). Lists take "
     "space-separated values (--hidden 128 128, --baseline-opponents expert random; no value: an empty list), "
@@ -178,6 +180,12 @@ class Args:
     """The agent imitated: one that runs batched (expert, beginner, learned:checkpoint=...; random teaches nothing)."""
     imitate_learning_rate: float = 1e-3
     """Adam's learning rate during the imitation updates (constant)."""
+    magnet: str | None = None
+    """A policy the PPO updates are pulled towards (magnetic mirror descent's magnet, a KL regulariser):
+    ``imitation`` (the learner as behaviour cloning left it; needs imitate_decisions) or a policy file, run
+    directory or shipped name trained for this table with this run's network shape. Needs magnet_coef > 0."""
+    magnet_coef: float = 0.0
+    """Weight of KL(policy || magnet) over the learner's decisions in each PPO minibatch's loss (0: none)."""
     init_from: str | None = None
     """Start the learner from this policy (a file, a run directory or a shipped name) instead of random weights;
     it must be trained for this table and have this run's network shape (--hidden, --trump-first, critic)."""
@@ -342,6 +350,8 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "imitate_decisions": _whole(0),
     "imitate_teacher": _text(),
     "imitate_learning_rate": _number(0, 1, low_open=True),
+    "magnet": _text(none=True),
+    "magnet_coef": _number(0),
     "init_from": _text(none=True),
     "resume": _text(none=True),
     "max_updates": _whole(1, none=True),
@@ -385,6 +395,12 @@ def check_args(args: Args) -> None:
             raise ConfigError(f"imitate_decisions={args.imitate_decisions} leaves no self-play update of "
                               f"total_decisions={args.total_decisions}; allowed: fewer imitation decisions than "
                               "total_decisions minus one update")
+    if (args.magnet is None) != (args.magnet_coef == 0):
+        raise ConfigError(f"magnet={args.magnet!r} with magnet_coef={args.magnet_coef}: allowed: both (a policy "
+                          "and a weight > 0) or neither")
+    if args.magnet == "imitation" and not args.imitate_decisions:
+        raise ConfigError("magnet='imitation' needs imitate_decisions > 0 (the magnet is the learner as behaviour "
+                          "cloning left it); allowed: imitate_decisions > 0, or a policy file as the magnet")
     rules_config(args)
 
 
@@ -745,6 +761,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     decisions_done = int(stats.get("decisions", start_update * B * T))  # decisions kept in rollouts so far
     decisions_at_start = decisions_done
     t_start, cpu_start = time.perf_counter(), time.process_time()
+    # A policy as the magnet is read (and checked) now; "imitation" is taken at the first PPO update.
+    magnet = _magnet_net(args, net, game, run_dir, device) if args.magnet not in (None, "imitation") else None
 
     for update in range(start_update, num_updates):
         if args.max_updates is not None and update - start_update >= args.max_updates:
@@ -868,6 +886,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                                          done_buf[:steps], boot, cut_at, args.gamma, args.gae_lambda)
 
             # -- PPO update over the learner's decisions -------------------------------------------------
+            if args.magnet is not None and magnet is None:
+                magnet = _magnet_net(args, net, game, run_dir, device)
             net.train()
             kept_steps = torch.arange(steps, device=device)[:, None] <= cut_at[None, :]
             # The learner's decisions, as rows of the flattened buffers: each minibatch gathers its rows straight
@@ -884,7 +904,7 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
             # the logged losses are means over the last epoch's minibatches.
             chunks = min(args.num_minibatches, max(size, 1))
             clipfracs, approx_kl, old_kl = [], torch.tensor(0.0), torch.tensor(0.0)
-            pg_loss = v_loss = entropy_loss = 0.0
+            pg_loss = v_loss = entropy_loss = magnet_kl = 0.0
             for _epoch in range(args.update_epochs if size else 0):  # no learner decision: nothing to learn
                 order = torch.randperm(size, generator=gen).to(device)
                 epoch_losses = []
@@ -910,12 +930,20 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
                         vl = 0.5 * ((new_v - b_ret[idx]) ** 2).mean()
                     ent = entropy.mean()
                     loss = pg - args.ent_coef * ent + args.vf_coef * vl
+                    mkl = torch.zeros(())
+                    if magnet is not None:  # KL(policy || magnet) over the legal actions
+                        with torch.no_grad():
+                            magnet_logp = torch.log_softmax(
+                                magnet.logits_of(mb_obs, None if b_trump is None else b_trump[idx], mb_mask), dim=-1)
+                        p = torch.where(mb_mask, logp_all, 0.0).exp()
+                        mkl = torch.where(mb_mask, p * (logp_all - magnet_logp), 0.0).sum(-1).mean()
+                        loss = loss + args.magnet_coef * mkl
                     optimizer.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                     optimizer.step()
-                    epoch_losses.append((pg.item(), vl.item(), ent.item()))
-                pg_loss, v_loss, entropy_loss = (float(np.mean(col)) for col in zip(*epoch_losses))
+                    epoch_losses.append((pg.item(), vl.item(), ent.item(), mkl.item()))
+                pg_loss, v_loss, entropy_loss, magnet_kl = (float(np.mean(col)) for col in zip(*epoch_losses))
                 if args.target_kl is not None and approx_kl > args.target_kl:
                     break
 
@@ -942,6 +970,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
             writer.add_scalar("losses/policy_loss", pg_loss, decisions_done)
             writer.add_scalar("losses/value_loss", v_loss, decisions_done)
             writer.add_scalar("losses/entropy", entropy_loss, decisions_done)
+            if magnet is not None:
+                writer.add_scalar("losses/magnet_kl", magnet_kl, decisions_done)
             writer.add_scalar("losses/approx_kl", float(approx_kl), decisions_done)
             writer.add_scalar("losses/old_approx_kl", float(old_kl), decisions_done)
             writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, decisions_done)
@@ -1273,21 +1303,45 @@ class PhaseStats:
 def _init_from(net: PolicyNet, source: str, game: Game) -> None:
     """Load the weights of the policy ``source`` into the learner ``net`` (a warm start); refused unless it was
     trained for ``game`` and has ``net``'s shape."""
+
+    start = _policy_like(net, source, game, "--init-from")
+    net.load_state_dict(start.state_dict())
+    print(f"learner initialised from {source}", flush=True)
+
+
+def _policy_like(net: PolicyNet, source: str | Path, game: Game, flag: str) -> PolicyNet:
+    """The policy ``source``, refused unless it was trained for ``game`` and has ``net``'s shape."""
     from agents.learned import CheckpointError, check_compatible, read_policy
 
-    start, layout, _ = read_policy(source)
-    check_compatible(layout, game, source)
-    mine, theirs = net.spec, start.spec
-    shape = [(flag, have, want) for flag, have, want in (
+    policy, layout, _ = read_policy(source)
+    check_compatible(layout, game, str(source))
+    mine, theirs = net.spec, policy.spec
+    shape = [(option, have, want) for option, have, want in (
         ("--hidden", list(theirs.hidden), list(mine.hidden)),
         ("--trump-first", theirs.trump_first, mine.trump_first),
         ("--central-critic", theirs.critic_size is not None, mine.critic_size is not None)) if have != want]
     if shape:
-        raise CheckpointError(f"--init-from {source}: its network differs from this run's ("
-                              + "; ".join(f"{flag}: policy {have}, run {want}" for flag, have, want in shape)
+        raise CheckpointError(f"{flag} {source}: its network differs from this run's ("
+                              + "; ".join(f"{option}: policy {have}, run {want}" for option, have, want in shape)
                               + "); allowed: the policy's values of those options")
-    net.load_state_dict(start.state_dict())
-    print(f"learner initialised from {source}", flush=True)
+    return policy
+
+
+def _magnet_net(args: Args, net: PolicyNet, game: Game, run_dir: Path, device: torch.device) -> PolicyNet:
+    """The frozen magnet of ``args.magnet``. ``imitation``: the learner now (its first PPO update), written to
+    ``run_dir/magnet.safetensors`` so that a resumed run pulls towards the same policy; read back from there."""
+    from agents.learned import save_policy
+
+    source: str | Path = str(args.magnet)
+    if source == "imitation":
+        source = run_dir / MAGNET_FILE
+        if not source.exists():
+            save_policy(source, net, game)
+    magnet = _policy_like(net, source, game, "--magnet").to(device)
+    magnet.eval()
+    magnet.requires_grad_(False)
+    print(f"magnet: {args.magnet} (KL weight {args.magnet_coef})", flush=True)
+    return magnet
 
 
 def _baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
