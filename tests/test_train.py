@@ -594,7 +594,8 @@ def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
         trump_first_tables(Game(make_config("mauscheln", 4, weli=True, deck_size=33)))
 
 
-SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "mauscheln_classic4": ("mauscheln_classic", 4), "mousel4": ("mousel", 4),
+SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "mauscheln5": ("mauscheln", 5),
+           "mauscheln_classic4": ("mauscheln_classic", 4), "mousel4": ("mousel", 4),
            "mouche4": ("mouche", 4), "muschka4": ("muschka", 4)}
 """Every policy in agents/policies/ and the table it was trained for (a file missing or added fails a test)."""
 
