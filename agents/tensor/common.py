@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from agents.batched_expert import order_keys, pick, seeded_generator
+from agents.batched_expert import order_keys, pick, pick_by_uniform, seeded_generator
 from agents.strategies.common import Strategy
 from mauscheln_env.cards import SUITS
 from mauscheln_env.engine import PLAYING_ROLES, Game, Role
@@ -145,8 +145,7 @@ class TensorAgent:
         answer = self.propose(obs, mask)
         rows = torch.arange(B, device=self.device)
         ok = (answer >= 0) & mask[rows, answer.clamp(0, self.num_actions - 1)]
-        pick = torch.minimum((u * count.to(torch.float32)).floor().to(torch.int64), (count - 1).clamp_min(0))
-        fallback = (mask.to(torch.int64).cumsum(dim=1) <= pick[:, None]).sum(dim=1).clamp_max(self.num_actions - 1)
+        fallback = pick_by_uniform(mask, u)
         action = torch.where(ok, answer, fallback)
         return torch.where(count == 1, first, torch.where(count == 0, torch.zeros_like(first), action))
 
