@@ -77,7 +77,8 @@ VARIANTS: dict[str, dict[str, Variant]] = {
         "strict": Variant({"mauschelzwang": True, "mitgehzwang": True, "forced_knock_new_pot": True, "cap": 8,
                            "schieben": True, "max_deals": 8}, {"done": 1.5}, floors={"phase_offer": 1,
                                                                                       "knocker_exchanges": 1}),
-        "reshuffles": Variant({"max_deals": 3, "knock_min_rank": "7"}, {"done": 0.3, "pass": 0.5},
+        # "9" is the lowest knock rank of both the 24-card deck (3 players) and the 32-card one.
+        "reshuffles": Variant({"max_deals": 3, "knock_min_rank": "9"}, {"done": 0.3, "pass": 0.5},
                               floors={"reshuffles": 1}),
         "elimination": Variant({"bankroll": 10, "max_deals": None, "classic_always_32": True}, start_chips=True,
                                floors={"eliminations": 1}),
@@ -106,8 +107,12 @@ VARIANTS: dict[str, dict[str, Variant]] = {
     },
     "muschka": {
         "to_zero": Variant({"start_score": 3, "max_deals": None}, {"pass": 0.3}, floors={"terminated": 1}),
+        # At 3 players the 32-card deck leaves 16 cards behind the trump for at most 15 exchanged: no reshuffle
+        # there, so the reshuffle floor holds at the largest table only.
         "sessions": Variant({"max_deals": 4}, {"pass": 3.0}, deal_input="orders", copy=True,
-                            floors={"reshuffles": 1, "no_play": 1}),
+                            floors={"no_play": 1}, tables=(3,)),
+        "sessions_reshuffles": Variant({"max_deals": 4}, {"pass": 3.0}, deal_input="orders", copy=True,
+                                       floors={"reshuffles": 1, "no_play": 1}, tables=(7,)),
     },
 }
 """Per ruleset, option sets that reach each of its rules (every option a preset in configs/rules/ uses)."""
