@@ -39,6 +39,16 @@ For each decision the agent
    paired over the same determinizations, is better by more than ``switch_z``
    standard errors; sampling stops early once the verdict is clear.
 
+The *model player* is the ruleset's ``expert`` by default. ``model=`` puts a
+learned policy in its place (``"learned"``: the policy shipped for the table, or
+a checkpoint path / shipped name): the policy then makes the choice the search
+improves on, plays every seat in the rollouts and judges the other seats'
+decisions for the belief (a sampled action that agrees with the seat's, so the
+expected weight follows the policy's probability of it). The exact search of the
+tricks does not use the model; the expert's card strength still orders the
+discard sets. This is search on top of a learned policy (issue 13, item 5):
+``pimc:model=mauscheln4``.
+
 An exchange (or an exchange started while deciding, Mouche and Muschka) is
 scored as whole discard sets — the ``j`` weakest cards for every ``j`` and the
 model player's own set — each followed by ``done``; the rest of the chosen set
@@ -321,8 +331,12 @@ class PIMCAgent(Agent):
         phases: str = "all",
         max_tries: int = 8,
         restarts: int = 16,
+        model: str = "expert",
     ) -> None:
         super().__init__(seed)
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model={model!r} is not allowed; allowed: 'expert', 'learned' (the policy shipped for "
+                             "the table) or a learned checkpoint (a path, a run directory or a shipped policy name)")
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"samples={samples!r} is not allowed; allowed: a whole number >= 1")
         if time_limit is not None and (not isinstance(time_limit, (int, float)) or time_limit <= 0):
@@ -371,7 +385,12 @@ class PIMCAgent(Agent):
             "phases": phases,
             "max_tries": max_tries,
             "restarts": restarts,
+            "model": model,
         }
+        self.model = model
+        self._learned_base: Agent | None = None
+        if model != "expert":  # read the checkpoint now, so that a bad one is refused when the agent is built
+            self._learned_base = self._learned(seed)
         self._plan: tuple[int, list[int]] | None = None
         self.stats = {"decisions": 0, "searched": 0, "fallbacks": 0, "samples": 0, "rejected": 0,
                       "inconsistent": 0, "switched": 0}
@@ -391,8 +410,7 @@ class PIMCAgent(Agent):
             self._sgame = self._view.game
             self._sobserver = Observer(self._sgame)
             base = None if self.seed is None else int(np.random.SeedSequence([self.seed, 17]).generate_state(1)[0])
-            self._models = [ExpertAgent(seed=None if base is None else base + s, risk=self.model_risk)
-                            for s in range(n)]
+            self._models = [self._model_player(None if base is None else base + s) for s in range(n)]
             for s, model in enumerate(self._models):
                 model.setup(self._sgame, s)
             names = set(self._sobserver.by_name)
@@ -407,10 +425,25 @@ class PIMCAgent(Agent):
             self._sensitive: dict[int, tuple[int, tuple[str, ...]]] = {}
             self._supported = True
         self._fallback.setup(game, seat)
+        if self._learned_base is not None:
+            self._learned_base.setup(game, seat)
+
+    def _learned(self, seed: int | None) -> Agent:
+        from agents.learned import LearnedAgent  # torch is needed only for a learned model
+
+        return LearnedAgent(seed=seed, checkpoint=None if self.model == "learned" else self.model)
+
+    def _model_player(self, seed: int | None) -> Agent:
+        """One seat's model player in the search: the ``expert`` or the learned policy of ``model``."""
+        if self.model == "expert":
+            return ExpertAgent(seed=seed, risk=self.model_risk)
+        return self._learned(seed)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._fallback.reset(seed)
+        if self._learned_base is not None:
+            self._learned_base.reset(seed)
         if seed is not None and hasattr(self, "_models"):  # the search's models draw from this seed too
             for s, model in enumerate(self._models):
                 model.reset(int(np.random.SeedSequence([seed, 17, s]).generate_state(1)[0]))
@@ -424,7 +457,7 @@ class PIMCAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         self.stats["decisions"] += 1
-        default = self._fallback.act(observation, action_mask, info)
+        default = (self._learned_base or self._fallback).act(observation, action_mask, info)
         phase = info.get("phase")
         if phase not in self._phase_of or phase not in self._search_phases:
             return default

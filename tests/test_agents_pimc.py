@@ -3,11 +3,13 @@ its play is legal, seeded and blind to hidden cards, and its work per decision i
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
 from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
-from agents.pimc import Inconsistent, _relabel, _TrickSearch, role_paths
+from agents.pimc import SEARCH_PHASES, Inconsistent, _relabel, _TrickSearch, role_paths
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase, Role
@@ -365,3 +367,92 @@ def test_a_refused_candidate_is_judged_on_every_public_decision():
         runner.play([make_agent("expert") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
                     on_decision=probe, seed_for=lambda k, s, d=d: agent_seed(4, d, k, s))
     assert judged > 0
+
+
+# ---------------------------------------------------------------------- search on a learned model (issue 13, item 5)
+SHIPPED_4 = [f"{r}4" for r in sorted(RULESETS)]
+"""The shipped policy of every ruleset's default table."""
+
+
+@pytest.mark.parametrize("policy", SHIPPED_4)
+def test_pimc_on_a_learned_model_improves_on_the_policys_own_choice(policy):
+    """With ``model=`` a learned policy, the search starts from that policy's choice: searching no phase of the
+    table, pimc plays exactly what the policy (same checkpoint, same seed) samples at every
+    decision outside the exchange marks (whose later marks come from the plan the search made); with the usual
+    bar it plays legally, searches most decisions and sometimes overrules the policy."""
+    ruleset = policy[:-1]
+    game = Game(make_config(ruleset, 4, max_deals=1))
+    idle = next(p for p in SEARCH_PHASES if p not in game.config.spec.phases)  # a search that never searches
+    checked = 0
+    stats: Counter = Counter()
+    for d in range(4):
+        frozen = make_agent("pimc", model=policy, phases=idle, **FAST)
+        bold = make_agent("pimc", model=policy, samples=8, min_samples=4, switch_z=1.0)
+        twin = make_agent("learned", checkpoint=policy)
+        expected: list[tuple[int, int]] = []
+
+        def mirror(state, seat, obs, mask, info, action, expected=expected, twin=twin):
+            nonlocal checked
+            if seat == 0 and mask.sum() > 1:
+                want = twin.act(obs, mask, info)
+                if state.phase not in (Phase.EXCHANGE, Phase.DECIDE):
+                    assert action == want, (info["phase"], action, want)
+                    checked += 1
+
+        twin.setup(game, 0)
+        twin.reset(agent_seed(0, d, 0, 0))
+        _play(game, [frozen, make_agent("expert"), make_agent("random"), bold], d, on_decision=mirror)
+        stats.update(bold.stats)
+    assert stats["searched"] >= stats["decisions"] // 2 > 0, stats
+    assert checked >= 5 and stats["switched"] >= 1, (checked, stats)  # noqa: PLR2004
+
+
+def test_pimc_on_a_learned_model_is_seeded_and_blind_to_hidden_cards():
+    """Same seed, same play; and shuffling what the acting seat cannot see leaves its decision alone."""
+    game = Game(make_config("mauscheln", 4, max_deals=1))
+    traces = []
+    for _ in range(2):
+        trace: list = []
+        lineup = [make_agent("pimc", seed=3, model="learned", **FAST), make_agent("learned", seed=1),
+                  make_agent("expert"), make_agent("pimc", seed=4, model="mauscheln4", **FAST)]
+        _play(game, lineup, 1, seed=5, on_decision=lambda st, s, o, m, i, a, trace=trace: trace.append((s, a)))
+        traces.append(trace)
+    assert traces[0] == traces[1] and len(traces[0]) > 10  # noqa: PLR2004
+
+    view = EnvView(game.config)
+    rng = np.random.default_rng(2)
+    pimc = make_agent("pimc", model="mauscheln4", **FAST)
+    checked = 0
+
+    def check(state, seat, obs, mask, info, action):
+        nonlocal checked
+        if mask.sum() < 2 or state.deal.undealt or checked >= 8:  # noqa: PLR2004
+            return
+        twin = perturb_hidden(game, state, seat, rng)
+        view.bind(twin)
+        obs2, mask2, info2 = view.seat_view(seat)
+        pimc.setup(game, seat)
+        pimc.reset(99)
+        first = pimc.act(obs2, mask2, info2)
+        pimc.reset(99)
+        assert pimc.act(obs, mask, info) == first, info["phase"]
+        checked += 1
+
+    for d in range(3):
+        _play(game, [make_agent(("random", "expert")[(s + d) % 2]) for s in range(4)], d, on_decision=check)
+    assert checked >= 6  # noqa: PLR2004
+
+
+def test_pimc_refuses_a_model_it_cannot_play():
+    """A missing checkpoint is refused when the agent is built, a policy of another game when it is set up; both
+    as ValueError subclasses that say what is allowed."""
+    from agents.base import AgentError
+    from agents.learned import CheckpointError
+
+    with pytest.raises(CheckpointError, match="no_such_policy"):
+        make_agent("pimc", model="no_such_policy")
+    with pytest.raises(AgentError, match="allowed: 'expert', 'learned'"):
+        make_agent("pimc", model="")
+    agent = make_agent("pimc", model="mousel4")
+    with pytest.raises(CheckpointError, match="trained for"):
+        agent.setup(Game(make_config("mauscheln", 4)), 0)
