@@ -354,6 +354,7 @@ def test_bad_magnet_options_are_refused(tmp_path, capsys, flags, says):
     (["--backend", "reference"], "imitate_decisions needs backend='batched'"),
     (["--imitate-decisions", "1152"], "leaves no self-play update"),
     (["--imitate-learning-rate", "0"], "imitate_learning_rate=0"),
+    (["--imitate-student", "1.5"], "imitate_student=1.5"),
 ])
 def test_bad_imitation_options_are_refused(tmp_path, capsys, flags, says):
     args = [*BATCHED_RUN, "--imitate-decisions", "384", *flags, "--run-dir", str(tmp_path / "run")]
@@ -714,3 +715,63 @@ def test_the_python_agent_plays_the_network_it_loads(trump_first):
     sampler = LearnedAgent.from_network(net, game, seed=1)
     sampler.setup(game, 0)
     assert all(m[sampler.act(o, m, {})] for o, m in zip(obs.numpy(), mask.numpy()))
+
+
+def test_dagger_sessions_are_played_by_the_network_and_labelled_by_the_teacher(monkeypatch):
+    """--imitate-student (DAgger): in the student's share of the sessions the network's own samples are played
+    while every decision's label stays the teacher's choice in that position; at share 0 the teacher plays all."""
+    from agents.learned import NetSpec, PolicyNet
+    from agents.tensor import batched_opponent
+    from mauscheln_env.observation import Observer
+    from mauscheln_env.vecenv import make_vector_env
+    from train.ppo_selfplay import Args, _imitation_round
+
+    game = Game(make_config("mauscheln", 4, max_deals=1))
+    B, T, n = 32, 12, 4
+    args = Args(num_envs=B, num_steps=T, update_epochs=1, num_minibatches=2, seed=1)
+    D, A = Observer(game).size, game.num_actions
+    teacher = batched_opponent("expert", game)
+
+    def run(student: float) -> tuple[list, list, list]:
+        torch.manual_seed(0)
+        net = PolicyNet(NetSpec(D, A, (16,)))
+        envs = make_vector_env(game.config, B, backend="batched", seed=0)
+        played, labels_seen = [], []
+        step, act = envs.step, teacher.act
+
+        def spy_step(action):
+            played.append(action.clone())
+            return step(action)
+
+        def spy_act(obs, mask):
+            out = act(obs, mask)
+            labels_seen.append((out.clone(), mask.sum(1) > 1))
+            return out
+
+        monkeypatch.setattr(envs, "step", spy_step)
+        monkeypatch.setattr(teacher, "act", spy_act)
+        buffers = (torch.zeros(T, B, D), torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, A, dtype=torch.bool),
+                   torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, n),
+                   torch.zeros(T, B, dtype=torch.bool), torch.zeros(T, B, 0))
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        _imitation_round(net, teacher, envs, args, opt, 0, buffers, student=student)
+        return played, labels_seen, buffers[3]
+
+    played, labels, act_buf = run(0.0)
+    assert all(torch.equal(p, lab) for p, (lab, _) in zip(played, labels))
+    played, labels, act_buf = run(1.0)
+    assert all(torch.equal(act_buf[t], lab) for t, (lab, _) in enumerate(labels))  # the teacher's labels kept
+    differ = sum(int(((p != lab) & choice).sum()) for p, (lab, choice) in zip(played, labels))
+    choices = sum(int(choice.sum()) for _, choice in labels)
+    assert differ > choices // 4, (differ, choices)  # an untrained network plays its own, mostly other, moves
+
+
+def test_dagger_runs_resume_exactly(tmp_path):
+    flags = [*BATCHED_RUN, "--imitate-decisions", "768", "--imitate-student", "0.5", "--seed", "4"]
+    assert train_main([*flags, "--run-dir", str(tmp_path / "full")]) == 0
+    assert train_main([*flags, "--run-dir", str(tmp_path / "part"), "--max-updates", "1"]) == 0
+    assert train_main(["--resume", str(tmp_path / "part")]) == 0
+    for update in ("update_000002", "update_000003"):
+        a = _weights(tmp_path / "full" / "checkpoints" / update / "policy.safetensors")
+        b = _weights(tmp_path / "part" / "checkpoints" / update / "policy.safetensors")
+        assert all(torch.equal(a[k], b[k]) for k in a), update

@@ -180,6 +180,11 @@ class Args:
     """The agent imitated: one that runs batched (expert, beginner, learned:checkpoint=...; random teaches nothing)."""
     imitate_learning_rate: float = 1e-3
     """Adam's learning rate during the imitation updates (constant)."""
+    imitate_student: float = 0.0
+    """DAgger: the share of imitation sessions in which the network plays every seat (sampling its policy) while
+    the teacher still names the choice it learns at each decision, so that it learns the teacher's play in the
+    positions its own play reaches, not only in the teacher's. The share rises linearly from 0 at the first
+    imitation update to this value at the last. 0: the teacher plays every session (plain behaviour cloning)."""
     magnet: str | None = None
     """A policy the PPO updates are pulled towards (magnetic mirror descent's magnet, a KL regulariser):
     ``imitation`` (the learner as behaviour cloning left it; needs imitate_decisions) or a policy file, run
@@ -350,6 +355,7 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "imitate_decisions": _whole(0),
     "imitate_teacher": _text(),
     "imitate_learning_rate": _number(0, 1, low_open=True),
+    "imitate_student": _number(0, 1),
     "magnet": _text(none=True),
     "magnet_coef": _number(0),
     "init_from": _text(none=True),
@@ -771,17 +777,19 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
         optimizer.param_groups[0]["lr"] = args.learning_rate * ((1.0 - update / num_updates) if args.anneal_lr else 1.0)
         if update < imitation_updates:  # behaviour cloning of the teacher before self-play
             optimizer.param_groups[0]["lr"] = args.imitate_learning_rate
+            student = args.imitate_student * update / max(1, imitation_updates - 1)
             n_kept, im = _imitation_round(net, teacher, envs, args, optimizer, update,
                                           (obs_buf, trump_buf, mask_buf, act_buf, seat_buf, rew_buf, done_buf,
-                                           critic_buf))
+                                           critic_buf), student=student)
             decisions_done += n_kept
             dt = time.perf_counter() - t_update
+            im["student_share"] = student
             for key, value in im.items():
                 writer.add_scalar(f"imitation/{key}", value, decisions_done)
             writer.add_scalar("charts/decisions_per_second", n_kept / dt, decisions_done)
             print(f"update {update + 1}/{num_updates}  decisions {decisions_done:,}  {n_kept / dt:,.0f} dec/s  "
                   f"imitation of {args.imitate_teacher}: loss {im['policy_loss']:.3f}  v {im['value_loss']:.3f}  "
-                  f"agreement {im['agreement']:.3f}", flush=True)
+                  f"agreement {im['agreement']:.3f}" + (f"  student {student:.2f}" if student else ""), flush=True)
         else:
             gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
             rng = np.random.default_rng(seed_for(args.seed, update, 2))
@@ -1044,9 +1052,11 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- helpers
 def _imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimizer: torch.optim.Optimizer,
-                     update: int, buffers: tuple[torch.Tensor, ...]) -> tuple[int, dict[str, float]]:
+                     update: int, buffers: tuple[torch.Tensor, ...],
+                     student: float = 0.0) -> tuple[int, dict[str, float]]:
     """One update of behaviour cloning: fresh sessions in which ``teacher`` plays every seat for ``num_steps``
-    steps, then ``update_epochs`` epochs of ``num_minibatches`` minibatches over every decision. The actor
+    steps (in a ``student`` share of them, drawn per session, the network plays instead, sampling its policy,
+    and the teacher only names its choice: DAgger), then ``update_epochs`` epochs of ``num_minibatches`` minibatches over every decision. The actor
     learns the teacher's choice (masked cross-entropy over the decisions with a choice), the critic the acting
     seat's return from that decision to its session's end (``reward_scale``, undiscounted) wherever the session
     ended within the update. Returns the decisions stepped and the last epoch's losses and agreement (the share
@@ -1057,17 +1067,22 @@ def _imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimi
     if hasattr(teacher, "generator"):
         teacher.generator.manual_seed(seed_for(args.seed, update, 7))
     obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
+    by_student = (torch.rand(B, generator=gen) < student).to(device) if student > 0 else None  # sessions it plays
     net.eval()
     for t in range(T):
         with torch.inference_mode():
             x, trump = net.prepare(obs)
             action = teacher.act(obs, mask)
+            played = action
+            if by_student is not None:
+                own = sample_actions(net.logits_of(x, trump, mask), gen if device.type == "cpu" else None)
+                played = torch.where(by_student, own, action)
         obs_buf[t], mask_buf[t], act_buf[t], seat_buf[t] = x, mask, action, to_act.to(device)
         if trump is not None:
             trump_buf[t] = trump
         if args.central_critic:
             critic_buf[t] = _critic_input(envs, obs, seat_buf[t], envs.num_players)
-        step = envs.step(action)
+        step = envs.step(played)
         rew_buf[t] = step.rewards.to(device)
         done_buf[t] = (step.terminated | step.truncated).to(device)
         obs, mask, to_act = step.obs.to(device), step.mask.to(device), step.to_act
