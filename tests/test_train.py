@@ -13,6 +13,7 @@ import yaml
 
 from agents.learned import CheckpointError, LearnedAgent, NetSpec, PolicyNet, masked_distribution, sample_actions
 from mauscheln_env import Game, make_config
+from mauscheln_env.config import RULESETS
 from train.ppo_selfplay import main as train_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -596,6 +597,7 @@ def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
 
 
 SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "mauscheln5": ("mauscheln", 5),
+           "mauscheln7": ("mauscheln", 7),
            "mauscheln_classic4": ("mauscheln_classic", 4), "mousel4": ("mousel", 4),
            "mouche4": ("mouche", 4), "muschka4": ("muschka", 4)}
 """Every policy in agents/policies/ and the table it was trained for (a file missing or added fails a test)."""
@@ -627,7 +629,8 @@ def test_each_shipped_policy_refuses_another_game(name):
     ruleset, players = SHIPPED[name]
     agent = LearnedAgent(checkpoint=name)
     other = "mousel" if ruleset != "mousel" else "mouche"
-    for game in (Game(make_config(ruleset, players + 1)), Game(make_config(other, players))):
+    fewer_or_more = players - 1 if players == RULESETS[ruleset].max_players else players + 1
+    for game in (Game(make_config(ruleset, fewer_or_more)), Game(make_config(other, players))):
         with pytest.raises(CheckpointError, match=f"trained for {ruleset}, {players} players"):
             agent.setup(game, 0)
 
