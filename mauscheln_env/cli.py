@@ -2,7 +2,8 @@
 
 ``mauscheln demo`` plays and renders a short session between any agents;
 ``mauscheln train`` trains a policy by self-play; ``mauscheln exploit`` trains
-a best response against a frozen agent and measures its gain; ``mauscheln eval`` runs
+a best response against a frozen agent and measures its gain; ``mauscheln distill``
+fits a policy to a search agent's choices; ``mauscheln eval`` runs
 duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
 ``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
 leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
@@ -23,6 +24,7 @@ SUBCOMMANDS = {
     "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
     "eval": ("agents.suite", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
                              "the cross-table of every ruleset."),
+    "distill": ("train.distill", "Distil a search agent into a learned policy: record its choices, fit the actor."),
     "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
     "play": ("agents.play", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
