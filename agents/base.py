@@ -35,6 +35,7 @@ import functools
 import importlib
 import inspect
 import math
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -268,6 +269,24 @@ def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
                 raise AgentError(f"agent spec {text!r}: {key.strip()} is given twice; give each parameter once")
             params[key.strip()] = parse_value(value.strip())
     return name, params
+
+
+def spec_files_stamp(spec: str) -> tuple[tuple[str, int, int], ...]:
+    """What a cache of agents built from ``spec`` must key on besides the text: for every parameter that names an
+    existing file (a checkpoint) its modification time and size, for one that names a folder (a run directory)
+    the modification times of the folder and of its ``checkpoints``; a file rewritten since is then read again."""
+    _, params = parse_agent_spec(spec)
+    stamp = []
+    for key, value in sorted(params.items()):
+        if not isinstance(value, str):
+            continue
+        if os.path.isfile(value):
+            info = os.stat(value)
+            stamp.append((key, info.st_mtime_ns, info.st_size))
+        elif os.path.isdir(value):
+            sub = os.path.join(value, "checkpoints")
+            stamp.append((key, os.stat(value).st_mtime_ns, os.stat(sub).st_mtime_ns if os.path.isdir(sub) else 0))
+    return tuple(stamp)
 
 
 def agent_from_spec(spec: str | Mapping[str, Any], seed: int | None = None) -> Agent:

@@ -41,14 +41,13 @@ a tensor form: :func:`batched_reason` says why a pairing cannot.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from agents.base import parse_agent_spec
+from agents.base import parse_agent_spec, spec_files_stamp
 from agents.match import FORMATS, ROLE_KEYS, FixedDeal, agent_seed, game_order, lineup_of, series_deal
 from mauscheln_env.engine import ROLE_NAMES, Game, Role
 from mauscheln_env.errors import MauschelnError
@@ -128,12 +127,7 @@ def _agent(spec: str, game: Game, key: Any) -> Any:
     from agents.tensor import batched_opponent
 
     name, params = parse_agent_spec(spec)
-    source = params.get("checkpoint")
-    stamp = None
-    if isinstance(source, str) and os.path.isfile(source):
-        info = os.stat(source)
-        stamp = (info.st_mtime_ns, info.st_size)
-    cache_key = ("agent", spec, key, stamp)
+    cache_key = ("agent", spec, key, spec_files_stamp(spec))
     agent = _CACHE.get(cache_key)
     if agent is None:
         agent = _CACHE[cache_key] = batched_opponent(name, game, "cpu", 0, **params)

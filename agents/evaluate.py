@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, agent_from_spec, parse_agent_spec
+from agents.base import Agent, agent_from_spec, parse_agent_spec, spec_files_stamp
 from agents.match import FORMATS, ROLE_KEYS, FixedDeal, MatchRunner, lineup_of, series_deal
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
@@ -244,8 +244,9 @@ _WORKER_CACHE: dict[str, Any] = {}
 
 
 def _agents_for(spec: str, game: Game, count: int, role: str) -> list[Agent]:
-    """``count`` instances of ``spec`` (one per seat) for one side of a pairing, cached per process."""
-    key = f"{role}|{spec}|{id(game)}"
+    """``count`` instances of ``spec`` (one per seat) for one side of a pairing, cached per process (a checkpoint
+    file rewritten since is read again)."""
+    key = f"{role}|{spec}|{id(game)}|{spec_files_stamp(spec)}"
     agents = _WORKER_CACHE.get(key)
     if agents is None:
         agents = [agent_from_spec(spec) for _ in range(count)]

@@ -131,3 +131,36 @@ def test_use_chance_is_validated():
     with pytest.raises(MauschelnError, match="permutation"):
         env.use_chance([object(), object()])
     env.use_chance(None)
+
+
+@pytest.mark.parametrize("backend", ["reference", "batched"])
+def test_a_checkpoint_rewritten_at_the_same_path_is_read_again(tmp_path, backend):
+    """Both evaluation paths cache agents per process; a policy file rewritten in place (a trainer's next
+    evaluation, a user's new run) must not be served from the cache."""
+    import os
+    import shutil
+
+    from agents.batched_eval import _agent
+    from agents.evaluate import _agents_for
+    from agents.learned import read_policy, resolve_checkpoint, save_policy
+    from mauscheln_env import Game
+
+    game = Game(make_config("mauscheln", 4))
+    path = tmp_path / "policy.safetensors"
+    shutil.copy(resolve_checkpoint("mauscheln4"), path)
+    spec = f"learned:checkpoint={path}"
+
+    def build():
+        return _agents_for(spec, game, 2, "candidate")[0] if backend == "reference" else _agent(spec, game, "k")
+
+    first = build()
+    assert build() is first  # cached while the file stands
+    net, _, _ = read_policy(path)
+    with torch.no_grad():
+        for p in net.actor.parameters():
+            p.add_(0.5)
+    save_policy(path, net, game)
+    os.utime(path, ns=(1, 1))  # a rewrite within the file system's clock resolution still changes the stamp
+    again = build()
+    assert again is not first
+    assert torch.equal(again.net.actor[0].weight, net.actor[0].weight)
