@@ -314,6 +314,8 @@ class PIMCAgent(Agent):
 
     name = "pimc"
     reference = True
+    param_help = {"model": "'expert', 'learned' (the policy shipped for the table) or a learned checkpoint (a "
+                           "policy file, a run directory or a shipped policy name)"}
 
     def __init__(
         self,
@@ -335,8 +337,7 @@ class PIMCAgent(Agent):
     ) -> None:
         super().__init__(seed)
         if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"model={model!r} is not allowed; allowed: 'expert', 'learned' (the policy shipped for "
-                             "the table) or a learned checkpoint (a path, a run directory or a shipped policy name)")
+            raise ValueError(f"model={model!r} is not allowed; allowed: {self.param_help['model']}")
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"samples={samples!r} is not allowed; allowed: a whole number >= 1")
         if time_limit is not None and (not isinstance(time_limit, (int, float)) or time_limit <= 0):
