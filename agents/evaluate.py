@@ -766,6 +766,51 @@ def _span_text(seed: Any, lo: int, hi: int) -> str:
 
 
 # ---------------------------------------------------------------------- output
+CHUNKS = "chunks"
+"""The folder of ``--out`` where ``--chunk`` keeps each finished chunk's results."""
+
+
+def play_in_chunks(agents: Sequence[str], settings: Settings, *, pairs: Sequence[tuple[str, str]] | None,
+                   chunk: int, out: Path, workers: int = 1, progress: bool = False,
+                   command: str = "") -> Tournament:
+    """Play a long series in chunks of ``chunk`` deals, each written to ``out/chunks/`` once finished, and pool them.
+
+    Run again with the same command after an interruption, it plays only the chunks not yet written (a chunk
+    cut short is played again from its first deal; the series' deals do not depend on the chunking). A chunk
+    file of other rules, seed, agents or deals is refused, not pooled.
+    """
+    agents = list(dict.fromkeys(agents))
+    if pairs is None:
+        pairs = [(agents[i], agents[j]) for i in range(len(agents)) for j in range(i + 1, len(agents))]
+    names = sorted({a for p in pairs for a in p} | set(agents))
+    want = {k: v for k, v in asdict(settings).items() if k not in ("deals", "start", "backend")}
+    folder = out / CHUNKS
+    paths = []
+    for lo in range(settings.start, settings.start + settings.deals, chunk):
+        hi = min(lo + chunk, settings.start + settings.deals)
+        path = folder / f"deals_{lo:07d}_{hi:07d}.json"
+        if path.is_file():
+            data = load_results(path)
+            have = {k: v for k, v in data["settings"].items() if k not in ("deals", "start", "backend")}
+            held = {(p.candidate, p.baseline) for p in data["pair_results"]}
+            span = (int(data["settings"].get("start", -1)), int(data["settings"].get("start", -1))
+                    + int(data["settings"].get("deals", 0)))
+            if have != json.loads(json.dumps(want)) or held != set(pairs) or span != (lo, hi) \
+                    or sorted(data["agents"]) != names:
+                raise ConfigError(f"{path} holds another series (settings {have}, pairings {sorted(held)}, deals "
+                                  f"{span[0]}-{span[1] - 1}); allowed: the same command as the run that wrote it, "
+                                  "or another --out")
+            print(f"chunk of deals {lo}-{hi - 1}: already played ({path})", flush=True)
+        else:
+            t = run_tournament(agents, replace(settings, start=lo, deals=hi - lo), pairs=pairs, workers=workers,
+                               progress=progress, command=command)
+            folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(t.to_dict(), indent=2))
+            print(f"chunk of deals {lo}-{hi - 1}: written {path}", flush=True)
+        paths.append(path)
+    return merge_results(paths)
+
+
 def check_out_dir(out: Path, overwrite: bool = False) -> None:
     """Refuse an ``--out`` that is a file, or a directory that already holds files (unless ``overwrite``)."""
     if out.exists() and not out.is_dir():
@@ -882,6 +927,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None,
                    help="a new or empty folder for results.json, results.csv, crosstable.md, chart.png")
     p.add_argument("--overwrite", action="store_true", help="write into an --out folder that already holds files")
+    p.add_argument("--chunk", type=int, default=None, metavar="DEALS",
+                   help="play the deals in chunks of this many, each kept in OUT/chunks/ once finished; the same "
+                        "command run again (after a stop) plays only the missing chunks, then pools them all "
+                        "(needs --out)")
     p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
                    help="combine earlier results.json files into one cross-table instead of playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -908,8 +957,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.suite is not None:
             raise ConfigError("--suite is run by `mauscheln eval` (agents.suite.main), not by agents.evaluate.main")
+        if args.chunk is not None:
+            if args.chunk < 1 or args.out is None or args.merge:
+                raise ConfigError(f"--chunk {args.chunk} is not allowed here; allowed: a whole number >= 1, with "
+                                  "--out (where the chunks are kept) and without --merge")
         if args.out is not None:
-            check_out_dir(args.out, args.overwrite)
+            resuming = args.chunk is not None and (args.out / CHUNKS).is_dir()
+            check_out_dir(args.out, args.overwrite or resuming)
         if args.merge:
             t = merge_results(args.merge)
         else:
@@ -933,8 +987,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             for spec in {x for pair in (pairs or []) for x in pair} | set(agents):
                 agent_from_spec(spec).setup(Game(config), 0)  # unknown agents or a policy for another game fail now
             t0 = time.perf_counter()
-            t = run_tournament(agents, settings, pairs=pairs, workers=args.workers,
-                               progress=not args.no_progress and sys.stderr.isatty(), command=command)
+            progress = not args.no_progress and sys.stderr.isatty()
+            if args.chunk is not None:
+                t = play_in_chunks(agents, settings, pairs=pairs, chunk=args.chunk, out=args.out,
+                                   workers=args.workers, progress=progress, command=command)
+            else:
+                t = run_tournament(agents, settings, pairs=pairs, workers=args.workers, progress=progress,
+                                   command=command)
             elapsed = time.perf_counter() - t0
         for p in t.pairs:
             print("\n".join(pair_lines(p)))

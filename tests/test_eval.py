@@ -134,6 +134,30 @@ def test_chunks_pool_into_the_whole_series(tmp_path, backend):
     assert pooled.roles == whole.roles
 
 
+def test_chunked_runs_resume_and_pool_into_the_whole_series(tmp_path, capsys):
+    """--chunk: each finished chunk is kept, a rerun plays only the missing ones, the pooled figures are the
+    unchunked run's; a chunk folder of another series and --chunk without --out are refused with one line."""
+    whole = evaluate_pair("beginner", "random", Settings(deals=30, seed=8, backend="reference"))
+    out = tmp_path / "series"
+    args = ["--pair", "beginner", "random", "--deals", "30", "--seed", "8", "--chunk", "12", "--out", str(out),
+            "--no-progress", "--backend", "reference"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.count("written " + str(out / "chunks")) == 3  # 0-11, 12-23, 24-29
+    (out / "chunks" / "deals_0000012_0000024.json").unlink()  # a run stopped before this chunk was written
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert text.count("already played") == 2 and text.count("written " + str(out / "chunks")) == 1
+    (pooled,) = merge_results([out / "results.json"]).pairs
+    assert pooled.deals == 30 and pooled.advantage.mean == pytest.approx(whole.advantage.mean)
+    assert pooled.roles == whole.roles
+    for bad in (["--seed", "9"], ["--pair", "expert", "random"]):
+        assert main([*args, *bad]) == 2
+        err = capsys.readouterr().err
+        assert "holds another series" in err and err.count("\n") == 1
+    assert main(args[:-5] + ["--no-progress"]) == 2  # no --out
+    assert "--chunk 12 is not allowed here" in capsys.readouterr().err
+
+
 def test_merge_refuses_to_count_deals_twice(tmp_path):
     for name, start in (("a", 0), ("b", 5), ("c", 10)):
         assert main(["--pair", "beginner", "random", "--deals", "10" if name == "b" else "5", "--start", str(start),
