@@ -683,7 +683,7 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         if settings is None:
             settings = s
         elif s != settings:
-            raise ValueError(f"{path}: rules differ from the first file ({s} vs {settings}); cannot merge")
+            raise ResultsFileError(f"{path}: rules differ from the first file ({s} vs {settings}); cannot merge")
         commands.append(data.get("command", ""))
         for a in data["agents"]:
             if a not in agents:
@@ -693,7 +693,7 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
             key = (r.candidate, r.baseline)
             for seed, lo, hi, other in covered.get(key, []):
                 if seed is None or span[0] is None or (seed == span[0] and lo < span[2] and span[1] < hi):
-                    raise ValueError(
+                    raise ResultsFileError(
                         f"{path} ({_span_text(*span)}) and {other} ({_span_text(seed, lo, hi)}) both hold "
                         f"{r.candidate} vs {r.baseline}, on overlapping deals or from a merge; merging them would "
                         "count deals twice (merge the original chunks instead)"
@@ -706,7 +706,7 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
             pairs.append(parts[0])
             continue
         if any(p.per_deal is None for p in parts):
-            raise ValueError(f"{cand} vs {base} appears in several files without per-deal data; cannot pool")
+            raise ResultsFileError(f"{cand} vs {base} appears in several files without per-deal data; cannot pool")
         roles: dict[str, dict[str, int]] = {"candidate": {}, "baseline": {}}
         for p in parts:
             for who in roles:

@@ -173,6 +173,17 @@ def test_merge_refuses_to_count_deals_twice(tmp_path):
     assert merge_results([a, b]).pairs[0].deals == 15
 
 
+def test_the_cli_refuses_an_unmergeable_set_with_one_line(tmp_path, capsys):
+    """Overlapping deals given to --merge are a user's mistake: exit 2 and one line, no traceback."""
+    assert main(["--pair", "beginner", "random", "--deals", "5", "--seed", "8", "--out", str(tmp_path / "a"),
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    a = str(tmp_path / "a" / "results.json")
+    assert main(["--merge", a, a]) == 2
+    err = capsys.readouterr().err
+    assert "overlapping deals" in err and err.count("\n") == 1
+
+
 def test_parallel_evaluation_of_a_torch_agent_does_not_hang():
     """The parent has loaded torch (a learned policy): worker processes must still start and finish."""
     code = (
