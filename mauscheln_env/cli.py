@@ -26,6 +26,7 @@ SUBCOMMANDS = {
                              "the cross-table of every ruleset."),
     "distill": ("train.distill", "Distil a search agent into a learned policy: record its choices, fit the actor."),
     "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
+    "league": ("train.league", "League training: a main agent, a main exploiter and a league exploiter (PFSP)."),
     "play": ("agents.play", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
