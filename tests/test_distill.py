@@ -64,3 +64,21 @@ def test_bad_distill_options_are_refused_with_one_line(capsys, flags, says):
     assert main(flags) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1, err
+
+
+def test_recorded_play_is_kept_and_reused_only_for_the_same_play(tmp_path, capsys):
+    """--data: the first run writes the recorded decisions, a second fit reads them instead of searching again and
+    gets the same weights; the file is refused for another seed (another play)."""
+    base = ["mauscheln4", "--teacher", FAST_TEACHER, "--deals", "10", "--epochs", "1", "--data",
+            str(tmp_path / "play.npz")]
+    assert main([*base, "--out", str(tmp_path / "a.safetensors")]) == 0
+    assert main([*base, "--out", str(tmp_path / "b.safetensors")]) == 0
+    assert "recorded decisions read from" in capsys.readouterr().out
+    a, b = _weights(tmp_path / "a.safetensors"), _weights(tmp_path / "b.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert main([*base, "--seed", "5", "--out", str(tmp_path / "c.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert "holds the play of another" in err and err.count("\n") == 1
+    (tmp_path / "bad.npz").write_bytes(b"not an npz")
+    assert main([*base[:-1], str(tmp_path / "bad.npz"), "--out", str(tmp_path / "d.safetensors")]) == 2
+    assert "is not a decisions file" in capsys.readouterr().err

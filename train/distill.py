@@ -33,6 +33,7 @@ import tyro
 
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.files import atomic_write_text
+from mauscheln_env.observation import Observer
 from train.cli import tyro_cli
 
 PROG = "mauscheln distill"
@@ -64,6 +65,9 @@ class DistillArgs:
     """Duplicate deals of the distilled policy against the starting one afterwards (0: none)."""
     out: str | None = None
     """Where to write the distilled policy (default: runs/distill/<policy>__<seed>.safetensors)."""
+    data: str | None = None
+    """An .npz file of recorded decisions: read when it exists (made by the same policy table, teacher, deals
+    and seed), else written after recording; so that other fits of the same play skip the slow search."""
 
 
 def _check(args: DistillArgs) -> None:
@@ -109,6 +113,42 @@ def record(game: Any, teacher: str, deals: int, seed: int) -> dict[str, np.ndarr
         raise ConfigError(f"the teacher {teacher!r} made no decision with a choice in {deals} deals; allowed: more deals")
     return {"deal": np.asarray(rows["deal"]), "obs": np.stack(rows["obs"]).astype(np.float32),
             "mask": np.stack(rows["mask"]).astype(bool), "action": np.asarray(rows["action"], dtype=np.int64)}
+
+
+def recorded(game: Any, teacher: str, args: DistillArgs) -> dict[str, np.ndarray]:
+    """:func:`record`, or its earlier result from ``args.data`` (checked to be the same play; arrays only)."""
+    from mauscheln_env.files import atomic_write
+
+    keys = ("deal", "obs", "mask", "action")
+    about = json.dumps({"table": game.config.to_dict(), "teacher": teacher, "deals": args.deals, "seed": args.seed},
+                       sort_keys=True)
+    path = Path(args.data) if args.data else None
+    if path is not None and path.suffix != ".npz":
+        raise ConfigError(f"data={str(path)!r} is not allowed; allowed: a path ending in .npz")
+    if path is not None and path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                data = {k: f[k] for k in (*keys, "about")}
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigError(f"{path} is not a decisions file of {PROG} ({exc}); allowed: a file it wrote") from None
+        if str(data.pop("about")) != about:
+            raise ConfigError(f"{path} holds the play of another table, teacher, deal count or seed; allowed: the "
+                              "same options as the run that wrote it, or another --data")
+        n = len(data["action"])
+        if not (data["obs"].shape[0] == data["mask"].shape[0] == len(data["deal"]) == n
+                and data["obs"].shape[1:] == (Observer(game).size,) and data["mask"].shape[1:] == (game.num_actions,)):
+            raise ConfigError(f"{path}: arrays of inconsistent shapes; allowed: a file {PROG} wrote for this table")
+        print(f"{PROG}: {n:,} recorded decisions read from {path}", flush=True)
+        return data
+    data = record(game, teacher, args.deals, args.seed)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        def save(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                np.savez_compressed(fh, about=np.array(about), **data)
+
+        atomic_write(path, save)
+    return data
 
 
 def fit(net: Any, data: dict[str, np.ndarray], args: DistillArgs) -> tuple[Any, dict[str, float]]:
@@ -175,7 +215,7 @@ def distill(args: DistillArgs) -> dict[str, Any]:
     if out.suffix != ".safetensors":
         raise ConfigError(f"out={str(out)!r} is not allowed; allowed: a path ending in .safetensors")
     print(f"{PROG}: {teacher} plays {args.deals} deals of {game.config.ruleset}, {game.n} players", flush=True)
-    data = record(game, teacher, args.deals, args.seed)
+    data = recorded(game, teacher, args)
     student, figures = fit(net, data, args)
     extra = {"distilled_from": str(args.policy), "teacher": teacher, "deals": args.deals, "seed": args.seed,
              **{k: round(v, 6) if isinstance(v, float) else v for k, v in figures.items()}}
