@@ -69,6 +69,8 @@ def test_pfsp_draws_what_the_main_agent_loses_to_most_often():
     (["--rounds", "0"], "rounds=0 is not allowed"),
     (["--opponents", "-1"], "opponents=-1 is not allowed"),
     (["--bogus"], "Unrecognized options: --bogus"),
+    (["--init-from", "mousel4"], "a policy plays only the game it was trained for"),
+    (["--init-from", "no_such_policy"], "no_such_policy"),
 ])
 def test_bad_league_options_are_refused_in_one_line(tmp_path, preset, capsys, flags, says):
     assert main(["--config", preset, *flags, "--run-dir", str(tmp_path / "run")]) == 2

@@ -152,6 +152,15 @@ def league(args: LeagueArgs) -> dict[str, Any]:
             raise ConfigError(f"{run_dir} holds a league started with {kept}; allowed: the same options (only "
                               "--rounds may grow), or another --run-dir")
     start = base.init_from if args.init_from is None else args.init_from
+    if start is not None:  # a policy of another table or shape is refused before anything is made
+        import dataclasses
+
+        from agents.learned import load_policy
+        from mauscheln_env import Game
+        from train.ppo_selfplay import check_args
+
+        load_policy(start, Game(config))
+        check_args(dataclasses.replace(base, init_from=start))
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "members").mkdir(exist_ok=True)
     writer = SummaryWriter(str(run_dir / "tensorboard"))
