@@ -569,7 +569,10 @@ class PIMCAgent(Agent):
         the best one clears twice the switching bar.
         """
         v = np.asarray(values)
-        w = np.asarray(weights)
+        # An option the engine refused in a determinization scores -inf there: another option is compared with
+        # ``base`` over the determinizations where ``base`` was played out (an infinite difference has no mean), and
+        # an option refused in any of them is never switched to.
+        w = np.where(np.isfinite(v[:, base]), np.asarray(weights, dtype=float), 0.0)
         total = float(w.sum())
         if total <= 0.0:
             return base if final else None
@@ -578,7 +581,7 @@ class PIMCAgent(Agent):
         for o in range(v.shape[1]):
             if o == base or not np.isfinite(v[:, o]).all():
                 continue
-            diff = v[:, o] - v[:, base]
+            diff = np.where(w > 0.0, v[:, o] - np.where(np.isfinite(v[:, base]), v[:, base], 0.0), 0.0)
             m = float(w @ diff / total)
             se = math.sqrt(float(w @ (diff - m) ** 2 / total) / n_eff)
             if m > self.switch_z * se and m > best_mean:

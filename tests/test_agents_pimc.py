@@ -434,3 +434,19 @@ def test_pimc_refuses_a_model_it_cannot_play():
     agent = make_agent("pimc", model="mousel4")
     with pytest.raises(CheckpointError, match="trained for"):
         agent.setup(Game(make_config("mauscheln", 4)), 0)
+
+
+def test_verdict_pairs_options_only_where_the_models_choice_was_played_out():
+    """A determinization where the engine refused the model's own choice (-inf) says nothing about how much better
+    another option is: the comparison leaves it out (it gave an infinite difference, a NaN spread and a silent keep)."""
+    agent = make_agent("pimc", seed=0, samples=8, min_samples=2, switch_z=1.5, confidence=1.0)
+    better = [[0.0, 2.0], [1.0, 3.0], [0.5, 2.5], [-1.0, 1.0]]  # option 1 leads by 2 in every determinization
+    refused = [[-np.inf, 1.0], *better]
+    with np.errstate(all="raise"):  # no invalid-value arithmetic on the way
+        assert agent._verdict(better, [1.0] * 4, base=0, final=True) == 1
+        assert agent._verdict(refused, [1.0] * 5, base=0, final=True) == 1
+        # refused everywhere so far: keep sampling, and at the end keep the model's choice
+        assert agent._verdict([[-np.inf, 1.0]] * 3, [1.0] * 3, base=0, final=False) is None
+        assert agent._verdict([[-np.inf, 1.0]] * 3, [1.0] * 3, base=0, final=True) == 0
+        # an option the engine refused in one determinization is still never switched to
+        assert agent._verdict([[0.0, -np.inf], *better], [1.0] * 5, base=0, final=True) == 0
