@@ -674,17 +674,23 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
     """One tournament from several ``results.json`` files (their pairings must share the rules).
 
     Files that hold the same pairing on different deals (``--start`` chunks, or
-    other seeds) are pooled deal by deal into one estimate.
+    other seeds) are pooled deal by deal into one estimate, in deal order. When every
+    pairing covers the same unbroken run of deals of one seed, the merged settings keep
+    that seed, first deal and deal count, so the merged file pools again with the
+    series' later chunks; otherwise they say neither (a merged file of other spans
+    pools with nothing).
     """
     pooled: dict[tuple[str, str], list[PairResult]] = {}
     covered: dict[tuple[str, str], list[tuple[Any, int, int, str]]] = {}  # (seed, first, end, file) per pairing
     agents: list[str] = []
     settings = None
     commands = []
+    backends = set()
     for path in paths:
         data = load_results(path)
         s = dict(data["settings"])
         span = (s.get("seed"), int(s.get("start", 0)), int(s.get("start", 0)) + int(s.get("deals", 0)))
+        backends.add(s.get("backend"))
         for key in ("deals", "seed", "start", "backend"):
             s.pop(key, None)
         if settings is None:
@@ -706,9 +712,17 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
                         "count deals twice (merge the original chunks instead)"
                     )
             covered.setdefault(key, []).append((*span, str(path)))
-            pooled.setdefault(key, []).append(r)
+            pooled.setdefault(key, []).append((span[1], r))
+    settings = dict(settings or {})
+    runs = {_unbroken(spans) for spans in covered.values()}
+    if len(runs) == 1 and None not in runs:
+        ((seed, first, end),) = runs
+        settings.update(seed=seed, start=first, deals=end - first)
+    if len(backends) == 1 and None not in backends:
+        settings["backend"] = backends.pop()
     pairs = []
-    for (cand, base), parts in pooled.items():
+    for (cand, base), held in pooled.items():
+        parts = [r for _, r in sorted(held, key=lambda x: x[0])]  # deal order, whatever the files' order
         if len(parts) == 1:
             pairs.append(parts[0])
             continue
@@ -722,7 +736,17 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         pairs.append(summarize(cand, base, np.concatenate([p.per_deal for p in parts]), roles,
                                sum(p.games for p in parts), sum(p.seconds for p in parts)))
     ratings = bradley_terry(agents, pairs)
-    return Tournament(agents, pairs, ratings, settings or {}, " ; ".join(c for c in commands if c))
+    return Tournament(agents, pairs, ratings, settings, " ; ".join(c for c in commands if c))
+
+
+def _unbroken(spans: Sequence[tuple[Any, int, int, str]]) -> tuple[Any, int, int] | None:
+    """``(seed, first, end)`` when the ``(seed, first, end, file)`` spans of one pairing are one seed's unbroken
+    run of deals, else None."""
+    seeds = {seed for seed, *_ in spans}
+    ordered = sorted(spans, key=lambda x: x[1])
+    if len(seeds) != 1 or None in seeds or any(a[2] != b[1] for a, b in zip(ordered, ordered[1:])):
+        return None
+    return ordered[0][0], ordered[0][1], ordered[-1][2]
 
 
 class ResultsFileError(ConfigError):

@@ -173,6 +173,27 @@ def test_merge_refuses_to_count_deals_twice(tmp_path):
     assert merge_results([a, b]).pairs[0].deals == 15
 
 
+def test_a_merged_unbroken_run_keeps_its_span_and_pools_with_later_chunks(tmp_path):
+    """Chunks merged in any order pool in deal order; merged, an unbroken run of one seed keeps seed, first
+    deal and count, so the merged file pools with the next chunk and is refused with one it overlaps."""
+    files = {}
+    for start, n in ((0, 5), (5, 4), (9, 3)):
+        out = tmp_path / f"d{start}"
+        assert main(["--pair", "beginner", "random", "--deals", str(n), "--start", str(start), "--seed", "8",
+                     "--out", str(out), "--no-progress"]) == 0
+        files[start] = out / "results.json"
+    assert main(["--merge", str(files[5]), str(files[0]), "--out", str(tmp_path / "m"), "--no-progress"]) == 0
+    merged = json.loads((tmp_path / "m" / "results.json").read_text())
+    assert {k: merged["settings"][k] for k in ("seed", "start", "deals")} == {"seed": 8, "start": 0, "deals": 9}
+    whole = merge_results([files[0], files[5], files[9]]).pairs[0]
+    again = merge_results([files[9], tmp_path / "m" / "results.json"]).pairs[0]
+    assert np.array_equal(again.per_deal, whole.per_deal) and again.deals == 12
+    with pytest.raises(ValueError, match="seed 8, deals 0..8"):
+        merge_results([tmp_path / "m" / "results.json", files[5]])
+    gap = merge_results([files[0], files[9]])  # deals 0-4 and 9-11: no single span
+    assert "seed" not in gap.settings and "start" not in gap.settings
+
+
 def test_the_cli_refuses_an_unmergeable_set_with_one_line(tmp_path, capsys):
     """Overlapping deals given to --merge are a user's mistake: exit 2 and one line, no traceback."""
     assert main(["--pair", "beginner", "random", "--deals", "5", "--seed", "8", "--out", str(tmp_path / "a"),
