@@ -15,9 +15,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty, Queue
 
 import numpy as np
 import pytest
@@ -580,20 +582,53 @@ def test_train_prints_its_run_directory_first_and_a_progress_bar_for_the_final_e
 
 def _interrupt_after(cmd: list[str], marker: str, delay: float = 0.0, timeout: float = 240
                      ) -> subprocess.CompletedProcess:
-    """Start ``cmd`` in its own process group; send Ctrl-C (SIGINT to the group) ``delay`` s after ``marker``."""
+    """Start ``cmd`` in its own process group; send Ctrl-C (SIGINT to the group) ``delay`` s after ``marker``.
+
+    Both pipes are read by threads, so a child that never prints the marker or never ends fails the test at
+    ``timeout`` (killed) instead of hanging it, and a full stderr pipe cannot block the child."""
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    lines = []
+    out: Queue = Queue()
+    err: list[str] = []
+
+    def pump_out() -> None:
+        for line in proc.stdout:
+            out.put(line)
+        out.put("")  # the end
+
+    readers = [threading.Thread(target=pump_out, daemon=True),
+               threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
+    for r in readers:
+        r.start()
+
+    def fail(what: str) -> None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"{what} within {timeout} s; stderr: {''.join(err)!r}")
+
+    lines: list[str] = []
     deadline = time.monotonic() + timeout
-    for line in proc.stdout:
+    while True:
+        try:
+            line = out.get(timeout=max(0.0, deadline - time.monotonic()))
+        except Empty:
+            fail(f"no {marker!r} on stdout (it printed {''.join(lines)!r})")
+        if not line:  # it ended without printing the marker
+            break
         lines.append(line)
         if marker in line:
             time.sleep(delay)
             os.killpg(proc.pid, signal.SIGINT)
             break
-        assert time.monotonic() < deadline, "".join(lines)
-    out, err = proc.communicate(timeout=timeout)
-    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines) + out, err)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail("it did not end after Ctrl-C")
+    for r in readers:
+        r.join(timeout=timeout)
+    while not out.empty():
+        lines.append(out.get())
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines), "".join(err))
 
 
 def test_ctrl_c_in_train_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
