@@ -65,6 +65,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -474,16 +475,22 @@ def _worker_pool(workers: int) -> Iterator[Any]:
     """A worker pool whose processes cannot be interrupted before they ignore Ctrl-C; closing it stops them.
 
     The workers start while SIGINT is blocked in this thread: a forked child inherits the blocked mask, and
-    so does a spawned one across ``exec``, until :func:`_worker_init` ignores the signal. Without that, a
+    so does a spawned one across ``exec`` (once multiprocessing's resource tracker, which unblocks SIGINT when it
+    starts, is already running), until :func:`_worker_init` ignores the signal. Without that, a
     Ctrl-C in the instant the workers start could kill a worker holding the task queue's lock, and stopping
     the pool would wait on that lock for ever. A Ctrl-C pressed meanwhile is not lost: it stays pending and
     reaches this process as KeyboardInterrupt once the workers are up.
     """
+    context = _pool_context()
+    if context.get_start_method() != "fork":
+        # A spawn context starts multiprocessing's resource tracker with the pool's first lock, and starting it
+        # unblocks SIGINT in this thread (bpo-33613): started that late it would leave the workers unprotected.
+        resource_tracker.ensure_running()
     block = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
     if block:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        pool = _pool_context().Pool(workers, initializer=_worker_init)
+        pool = context.Pool(workers, initializer=_worker_init)
     except BaseException:
         if block:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

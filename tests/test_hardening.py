@@ -8,7 +8,9 @@ Rule options are validated by the rulesets' typed options (``mauscheln_env/optio
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -581,12 +583,15 @@ def test_train_prints_its_run_directory_first_and_a_progress_bar_for_the_final_e
 
 def _interrupt_after(cmd: list[str], marker: str, delay: float = 0.0, timeout: float = 240
                      ) -> subprocess.CompletedProcess:
-    """Start ``cmd`` in its own process group; send Ctrl-C (SIGINT to the group) ``delay`` s after ``marker``.
+    """Start ``cmd`` (``sys.executable`` and its arguments) in its own process group; send Ctrl-C (SIGINT to the
+    group) ``delay`` s after ``marker``.
 
     Both pipes are read by threads, so a child that never prints the marker or never ends fails the test at
-    ``timeout`` (killed) instead of hanging it, and a full stderr pipe cannot block the child."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    ``timeout`` instead of hanging it, and a full stderr pipe cannot block the child. The child runs with
+    ``-X faulthandler``: a stuck one gets SIGABRT first, so the failure shows where each of its threads was."""
+    assert cmd[0] == sys.executable, cmd
+    proc = subprocess.Popen([cmd[0], "-X", "faulthandler", *cmd[1:]], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     out: Queue = Queue()
     err: list[str] = []
 
@@ -601,8 +606,15 @@ def _interrupt_after(cmd: list[str], marker: str, delay: float = 0.0, timeout: f
         r.start()
 
     def fail(what: str) -> None:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGABRT)  # faulthandler prints every thread's stack to stderr
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):  # the workers too, so that stderr reaches its end
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        readers[1].join(timeout=10)
         pytest.fail(f"{what} within {timeout} s; stderr: {''.join(err)!r}")
 
     lines: list[str] = []
@@ -661,3 +673,21 @@ def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
         assert proc.returncode == 130, (delay, proc.stderr)
         assert proc.stderr.strip().splitlines() == [
             "mauscheln eval: interrupted; the workers are stopped and no results were written"], (delay, proc.stderr)
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_eval_workers_start_with_ctrl_c_held_off(start_method):
+    """A spawned worker imports the project before it can ignore Ctrl-C (seconds on a busy host); one pressed
+    then printed that worker's traceback (CI, 2026-12-03). The spawn context's resource tracker, started with
+    the pool, used to unblock SIGINT before the workers spawned; each worker must start with it blocked."""
+    if start_method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {start_method} start method on this platform")
+    code = ("import multiprocessing, signal, sys\n"
+            "import agents.evaluate as ev\n"
+            f"ev._pool_context = lambda: multiprocessing.get_context({start_method!r})\n"
+            "with ev._worker_pool(1) as pool:\n"
+            "    held = pool.apply(signal.pthread_sigmask, (signal.SIG_BLOCK, []))\n"
+            "    print(signal.SIGINT in held, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False"], (proc.stdout, proc.stderr)  # the worker holds it; we do not
