@@ -495,7 +495,9 @@ class PIMCAgent(Agent):
                 if len(options) == 1:
                     return options[0][0]
             weights.append(weight)
-            values.append([self._value(state, option) for option in options])
+            # Options of the card play share the trick search's tables: their children are positions of one deal.
+            shared: dict | None = {} if state.phase is Phase.PLAY else None
+            values.append([self._value(state, option, shared) for option in options])
         self.stats["samples"] += len(values)
         if not values or sum(weights) <= 0.0 or options is None:
             self.stats["fallbacks"] += 1
@@ -1235,10 +1237,12 @@ class PIMCAgent(Agent):
         return 1.0 - eps if marks == want else eps
 
     # ------------------------------------------------------------------ evaluation
-    def _value(self, state: State, option: list[int]) -> float:
+    def _value(self, state: State, option: list[int], shared: dict | None = None) -> float:
         """The seat's result of the deal after the actions of ``option`` in a determinized state.
 
-        An option the engine refuses (e.g. more discards than the stock allows) scores -inf.
+        An option the engine refuses (e.g. more discards than the stock allows) scores -inf. ``shared``: the
+        trick search's tables, kept across the options of one card-play decision in one determinization (its
+        positions and results are those of one deal, whichever card is tried first).
         """
         g = self._sgame
         me = self.seat
@@ -1251,7 +1255,7 @@ class PIMCAgent(Agent):
             if results:
                 return float(results[0].deltas[me])
         if child.phase is Phase.PLAY and (self.rollout_search or len(option) == 1 and state.phase is Phase.PLAY):
-            return float(self._maxn(child, {})[me])
+            return float(self._maxn(child, {} if shared is None else shared)[me])
         return float(self._rollout(child, me))
 
     def _rollout(self, state: State, me: int) -> int:
@@ -1271,9 +1275,11 @@ class PIMCAgent(Agent):
             if results:
                 return results[0].deltas[me]
 
-    def _maxn(self, state: State, memo: dict) -> list[int]:
-        """Exact max^n value (results by seat) of the remaining tricks of ``state``; every card is known."""
-        return _TrickSearch(self._sgame, state, self._sensitive).value()
+    def _maxn(self, state: State, tables: dict) -> list[int]:
+        """Exact max^n value (results by seat) of the remaining tricks of ``state``; every card is known.
+        ``tables``: the search's tables (filled here), to share with searches of other positions of the same
+        card play."""
+        return _TrickSearch(self._sgame, state, self._sensitive, tables).value()
 
 
 class _TrickSearch:
@@ -1289,9 +1295,14 @@ class _TrickSearch:
     tricks won and the ruleset fields). A transposition table at trick
     boundaries; cards adjacent in the trick order held by one seat are searched
     once, unless a trick hook can tell them apart (probed once per trump suit).
+
+    ``tables`` holds the transposition table, the settled results and the equivalence classes; searches from
+    positions of the same card play (the options of one decision) may share it: its keys are whole
+    positions (every hand, the tricks won, the hooks' fields), whose values do not depend on the path.
     """
 
-    def __init__(self, g: Game, root: State, sensitive: dict[int, tuple[int, tuple[str, ...]]]) -> None:
+    def __init__(self, g: Game, root: State, sensitive: dict[int, tuple[int, tuple[str, ...]]],
+                 tables: dict | None = None) -> None:
         d = root.deal
         self.g = g
         self.root = root
@@ -1309,12 +1320,20 @@ class _TrickSearch:
         self.hands = list(d.hands)
         self.won = list(d.tricks_won)
         self.done = len(d.tricks)
-        self.memo: dict = {}
         if d.trump_suit not in sensitive:
             sensitive[d.trump_suit] = self._probe_hooks() if hooks else (0, ())
         self.sensitive, changed = sensitive[d.trump_suit]
         self.extra = [f for f in self.extra if f in changed]  # only what the hooks write is saved and restored
-        self.leaves: dict = {}
+        tables = {} if tables is None else tables
+        self.memo: dict = tables.setdefault("memo", {})
+        self.leaves: dict = tables.setdefault("leaves", {})
+        self.classes: dict = tables.setdefault("classes", {})
+        self.inplay = 0  # the cards in the participants' hands
+        for s in self.parts:
+            self.inplay |= self.hands[s]
+        # the cards by strength, strongest first (fewest cards beat them), ties by card id
+        beats = self.t.beats
+        self.by_strength = sorted(range(g.num_cards), key=lambda c: beats[c].bit_count())
 
     def value(self) -> list[int]:
         d = self.root.deal
@@ -1372,33 +1391,40 @@ class _TrickSearch:
         sd.trick = []
         return sensitive, tuple(changed)
 
-    def _distinct(self, seat: int, legal: int, trick: tuple) -> list[int]:
+    def _distinct(self, legal: int, others: int) -> list[int]:
         """The legal cards less those equivalent to a stronger one the seat holds (nothing between them is
-        in another participant's hand or in the trick, and no trick hook tells them apart)."""
-        cards = list(iter_bits(legal))
-        if len(cards) < 2:
-            return cards
-        others = 0
-        for _, c in trick:
-            others |= 1 << c
-        for s in self.parts:
-            if s != seat:
-                others |= self.hands[s]
+        in another participant's hand or in the trick, ``others``, and no trick hook tells them apart).
+
+        Each class is named by its strongest card and listed at its lowest card id (the engine's order, for
+        the same ties). Memoised by ``(legal, others)``."""
+        key = (legal, others)
+        hit = self.classes.get(key)
+        if hit is not None:
+            return hit
+        if legal & (legal - 1) == 0:
+            out = [legal.bit_length() - 1] if legal else []
+            self.classes[key] = out
+            return out
         beats = self.t.beats
         eff = self.t.eff_suit
-        cards.sort(key=lambda c: beats[c].bit_count())  # strongest first
+        sens = self.sensitive
         keep: list[int] = []
-        first: list[int] = []  # the lowest card id of each class (the engine's order, for the same ties)
-        for c in cards:
-            if keep and not (self.sensitive >> c & 1):
+        first: list[int] = []
+        for c in self.by_strength:  # strongest first
+            if not legal >> c & 1:
+                continue
+            if keep and not (sens >> c & 1):
                 top = keep[-1]
-                if eff[top] == eff[c] and beats[c] >> top & 1 and not self.sensitive >> top & 1 \
+                if eff[top] == eff[c] and beats[c] >> top & 1 and not sens >> top & 1 \
                         and not (beats[c] & ~beats[top] & ~(1 << top)) & others:
-                    first[-1] = min(first[-1], c)
+                    if c < first[-1]:
+                        first[-1] = c
                     continue
             keep.append(c)
             first.append(c)
-        return [c for _, c in sorted(zip(first, keep))]
+        out = [c for _, c in sorted(zip(first, keep))]
+        self.classes[key] = out
+        return out
 
     def _leaf(self) -> list[int]:
         key = (tuple(self.won), self._fingerprint())
@@ -1429,19 +1455,24 @@ class _TrickSearch:
                 return hit
         t = self.t
         hand = self.hands[seat]
+        inplay = self.inplay
+        tmask = 0
+        for _, x in trick:
+            tmask |= 1 << x
         if trick:
             legal = legal_follow(self.profile, hand, t.eff_suit_mask[led], t.trump_mask, t.beats[win_card])
         else:
             legal = hand
         best: list[int] | None = None
         sens = self.sensitive
-        hot_trick = bool(sens) and any(sens >> x & 1 for _, x in trick)
+        hot_trick = bool(sens & tmask)
         # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
         # saved once here and restored after each card that asked them.
         saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
-        for c in self._distinct(seat, legal, trick):
+        for c in self._distinct(legal, (inplay & ~hand) | tmask):
             hot = hot_trick or bool(sens >> c & 1)
             self.hands[seat] = hand & ~(1 << c)
+            self.inplay = inplay & ~(1 << c)
             if not trick:
                 nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
             else:
@@ -1479,6 +1510,7 @@ class _TrickSearch:
             if best is None or value[seat] > best[seat]:
                 best = value
         self.hands[seat] = hand
+        self.inplay = inplay
         if key is not None:
             self.memo[key] = best
         return best

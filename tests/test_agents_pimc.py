@@ -179,6 +179,40 @@ def test_trick_search_equals_the_engine_search(ruleset, options):
     assert compared >= 6  # noqa: PLR2004
 
 
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_trick_searches_sharing_tables_equal_fresh_ones(ruleset):
+    """The options of one card-play decision share the search's tables (transpositions, settled results,
+    card classes): each option's value, searched after its siblings, equals a search of its own."""
+    game = Game(make_config(ruleset, 4))
+    runner = MatchRunner(game)
+    compared = 0
+
+    def probe(state, seat, obs, mask, info, action):
+        nonlocal compared
+        if state.phase is not Phase.PLAY or len(state.deal.tricks) < game.num_tricks - 3 or compared >= 8:  # noqa: PLR2004
+            return
+        legal = game.legal_actions(state)
+        if len(legal) < 2:  # noqa: PLR2004
+            return
+        tables: dict = {}
+        for card in legal:
+            child = game.clone(state, rng=state.rng)
+            if game.apply(child, card):
+                continue
+            shared = _TrickSearch(game, child, {}, tables).value()
+            assert shared == _TrickSearch(game, game.clone(child), {}).value()
+        assert tables["memo"] and tables["classes"]
+        compared += 1
+
+    for d in range(40):
+        if compared >= 8:  # noqa: PLR2004
+            break
+        dealer, spec = make_deal(game, 11, d)
+        runner.play([make_agent("random") for _ in range(4)], dealer=dealer, deal=spec, session_seed=d,
+                    on_decision=probe, seed_for=lambda k, s, d=d: agent_seed(11, d, k, s))
+    assert compared >= 8  # noqa: PLR2004
+
+
 def test_role_paths_are_learnt_from_the_engine():
     paths = role_paths(Game(make_config("mauscheln", 4)))
     assert {Role.GOER, Role.OUT} <= paths[Role.DECLINED] and Role.MAUSCHLER not in paths[Role.DECLINED]
