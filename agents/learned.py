@@ -73,8 +73,9 @@ class PolicyNet(nn.Module):
     With ``spec.trump_first`` the network sees every observation with the suits
     relabelled so that the trump suit comes first, and its card logits are mapped
     back (``trump_tables`` from :func:`trump_first_tables`, stored with the weights).
-    The game is symmetric under relabelling suits, so this folds four trump suits
-    into one without changing what the policy can express.
+    Where the game is symmetric under relabelling suits this folds four trump suits
+    into one without changing what the policy can express; where a rule names a card
+    (Muschka's ace of spades) the real trump suit stays visible, so nothing is lost.
     """
 
     def __init__(self, spec: NetSpec, trump_tables: tuple[torch.Tensor, torch.Tensor, int] | None = None) -> None:
@@ -143,6 +144,12 @@ def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
     with the same ranks in every suit, trumps that are exactly the trump suit
     and the ``trump_suit`` piece; raises
     :class:`~mauscheln_env.errors.ConfigError` otherwise.
+
+    The ``trump_suit`` piece is relabelled too (it then always shows the first suit) only where the game is
+    symmetric under relabelling suits. A table whose rules tell one card apart (a trick hook: Muschka's ace
+    of spades) keeps the real trump suit in that piece: with the suits swapped, the network could not tell
+    otherwise which suit is the real spades (trumps clubs or spades look alike), and the relabelling must
+    not lose what the seat knows.
     """
     from mauscheln_env.errors import ConfigError
 
@@ -171,8 +178,9 @@ def trump_first_tables(game: Game) -> tuple[torch.Tensor, torch.Tensor, int]:
             off, size = observer.offsets[name], names[name].size
             for start in range(off, off + size, N):
                 obs_perm[t, start:start + N] = start + card
-        ts = observer.offsets["trump_suit"]
-        obs_perm[t, ts:ts + NUM_SUITS] = ts + torch.tensor([swap.get(s, s) for s in range(NUM_SUITS)])
+        if not game.trick_hooks:  # suit-symmetric: the trump suit always reads as the first
+            ts = observer.offsets["trump_suit"]
+            obs_perm[t, ts:ts + NUM_SUITS] = ts + torch.tensor([swap.get(s, s) for s in range(NUM_SUITS)])
     return obs_perm, act_perm, observer.offsets["trump_suit"]
 
 

@@ -596,6 +596,32 @@ def test_trump_first_network_sees_the_same_position_whatever_the_trump_suit():
         trump_first_tables(Game(make_config("mauscheln", 4, weli=True, deck_size=33)))
 
 
+@pytest.mark.parametrize("ruleset", ["muschka", "mouche"])
+def test_trump_first_loses_nothing_where_a_rule_names_a_card(ruleset):
+    """Muschka's ace of spades makes the suits unequal: with trumps clubs or spades swapped to the front, the
+    network must still tell which suit is the real spades. The relabelled input keeps the real trump suit
+    there, so two observations that differ only in trumps clubs or spades stay apart; where the suits are
+    equal (Mouche), the trump suit always reads as the first and the input folds them."""
+    from agents.learned import trump_first_tables
+    from mauscheln_env.observation import Observer
+
+    game = Game(make_config(ruleset, 4))
+    observer = Observer(game)
+    net = PolicyNet(NetSpec(observer.size, game.num_actions, (8,), None, True), trump_first_tables(game))
+    ts = observer.offsets["trump_suit"]
+    seen = []
+    for d in range(40):
+        state = game.new_session(np.random.default_rng(d), dealer=0)
+        obs = torch.as_tensor(observer.encode(state, state.to_act)).unsqueeze(0)
+        real = int(obs[0, ts:ts + 4].argmax())
+        shown = int(net.canonical(obs)[0, ts:ts + 4].argmax())
+        seen.append(real)
+        assert shown == (real if ruleset == "muschka" else 0)
+        # every relabelling is a permutation of the cells: the input determines the observation given the suit
+        assert sorted(net.canonical(obs)[0].tolist()) == sorted(obs[0].tolist())
+    assert {0, 1} <= set(seen)  # trumps clubs and spades both drawn
+
+
 SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "mauscheln5": ("mauscheln", 5),
            "mauscheln7": ("mauscheln", 7),
            "mauscheln_classic4": ("mauscheln_classic", 4), "mousel4": ("mousel", 4),
