@@ -972,6 +972,13 @@ class PIMCAgent(Agent):
             trials = [[a] for a in named]
             if cards:
                 macro = self._marks(k, st, seat)
+                if macro is None and seat == me and st.deal.exchanged[me] is not None:
+                    # a later turn of the own exchange (the classic knocker's last discard) throws a card the
+                    # stand-in draws did not bring: bring the recorded discards into the stand-in hand, then mark
+                    for c in iter_bits(k.discards & ~st.deal.discards[me] & ~st.deal.hands[me]):
+                        self._relocate(k, sk, c, me)
+                    st = sk.state
+                    macro = self._marks(k, st, seat)
                 if macro:
                     if seat == me:  # own discards to throw: bring them into the stand-in hand first
                         for c in macro:
