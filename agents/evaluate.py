@@ -450,7 +450,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
                 absorb(run(*task))
         else:
             with _worker_pool(min(workers, len(tasks))) as pool:
-                for out in pool.imap_unordered(_run_task, [(run, task) for task in tasks]):
+                for out in _polled(pool.imap_unordered(_run_task, [(run, task) for task in tasks])):
                     absorb(out)
     finally:
         bar.close()
@@ -499,6 +499,23 @@ def _worker_pool(workers: int) -> Iterator[Any]:
         if block:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is raised here
         yield pool
+
+
+def _polled(results: Any, every: float = 0.2) -> Iterator[Any]:
+    """The items of a pool's ``imap`` iterator, waited for in slices of ``every`` seconds.
+
+    An untimed wait on a lock is not interrupted by a signal that another thread takes: where the kernel hands
+    Ctrl-C to a thread other than the main one (Linux may, when the main thread is asleep with a signal already
+    pending), Python notes it but the main thread sleeps on in the pool's wait and ``eval`` hangs; two Ctrl-C
+    tests hung so on a busy host (2026-12-04). Waking every ``every`` s lets the noted Ctrl-C be raised."""
+    while True:
+        try:
+            item = results.next(timeout=every)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            continue
+        yield item
 
 
 def _worker_init() -> None:

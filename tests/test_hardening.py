@@ -663,6 +663,36 @@ def test_ctrl_c_in_eval_stops_the_workers_with_one_line():
     assert lines == ["mauscheln eval: interrupted; the workers are stopped and no results were written"], proc.stderr
 
 
+def test_a_ctrl_c_another_thread_took_ends_the_wait_for_the_workers():
+    """Linux may hand a Ctrl-C to any thread that does not block it; Python then notes it, but a main thread
+    asleep in an untimed wait on the pool sleeps on until a result comes (two eval Ctrl-C tests hung so on a busy
+    host). The wait for the workers' results must wake for it: here a helper thread takes SIGINT itself while the
+    main thread waits on results that never come."""
+    code = ("import multiprocessing, signal, sys, threading, time\n"
+            "from agents.evaluate import _polled\n"
+            "class Never:\n"
+            "    def next(self, timeout=None):\n"
+            "        threading.Event().wait(timeout)  # no timeout: for ever\n"
+            "        raise multiprocessing.TimeoutError\n"
+            "def press():\n"
+            "    time.sleep(0.5)\n"
+            "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
+            "threading.Thread(target=press, daemon=True).start()\n"
+            "try:\n"
+            "    next(_polled(Never()))\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the wait for results did not wake for a Ctrl-C another thread took")
+    assert proc.returncode == 0 and out.split() == ["interrupted"], (out, err)
+
+
 def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
     """Ctrl-C in the instant the worker processes start (before they ignore it) once hung ``eval`` for ever
     (2 of 12 tries): a worker killed holding the task queue's lock blocked the pool's shutdown."""
