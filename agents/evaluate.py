@@ -506,8 +506,8 @@ def _polled(results: Any, every: float = 0.2) -> Iterator[Any]:
 
     An untimed wait on a lock is not interrupted by a signal that another thread takes: where the kernel hands
     Ctrl-C to a thread other than the main one (Linux may, when the main thread is asleep with a signal already
-    pending), Python notes it but the main thread sleeps on in the pool's wait and ``eval`` hangs; two Ctrl-C
-    tests hung so on a busy host (2026-12-04). Waking every ``every`` s lets the noted Ctrl-C be raised."""
+    pending), Python notes it but the main thread sleeps on in the pool's wait until the next result comes.
+    Waking every ``every`` s lets the noted Ctrl-C be raised (tests/test_hardening.py shows the case)."""
     while True:
         try:
             item = results.next(timeout=every)

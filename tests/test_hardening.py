@@ -676,9 +676,9 @@ def test_ctrl_c_in_eval_stops_the_workers_with_one_line():
 
 def test_a_ctrl_c_another_thread_took_ends_the_wait_for_the_workers():
     """Linux may hand a Ctrl-C to any thread that does not block it; Python then notes it, but a main thread
-    asleep in an untimed wait on the pool sleeps on until a result comes (two eval Ctrl-C tests hung so on a busy
-    host). The wait for the workers' results must wake for it: here a helper thread takes SIGINT itself while the
-    main thread waits on results that never come."""
+    asleep in an untimed wait on the pool sleeps on until a result comes. The wait for the workers' results must
+    wake for it: here a helper thread takes SIGINT itself while the main thread waits on results that never come
+    (without the sliced wait of ``_polled`` this hangs)."""
     code = ("import multiprocessing, signal, sys, threading, time\n"
             "from agents.evaluate import _polled\n"
             "class Never:\n"
