@@ -624,33 +624,41 @@ class TrickExpertT(VectorAgent):
             fixed = (extra.any(dim=1), chances.gather(1, ex_card[:, None])[:, 0])
         dp = self.draw_chance(f, v, opp)
         top = torch.minimum(limit, count)
+        # Every throw count k = 0..H at once (column k), each column's additions in the Python loop's order:
+        # a column skips an addition with torch.where, which leaves its values bit for bit as they were.
+        K = H + 1
+        k = torch.arange(K, device=self.device)[None, :]
+        dist = torch.zeros(B, K, T + 2, dtype=F64, device=self.device)
+        dist[:, :, 0] = 1.0
+
+        def add(dist: torch.Tensor, p: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
+            """Add one trick won with chance ``p`` ([B] or [B, K]) in the columns ``on`` ([B, K])."""
+            p = p if p.dim() == 2 else p[:, None]
+            nxt = dist * (1.0 - p)[:, :, None]
+            nxt[:, :, 1:] += dist[:, :, :-1] * p[:, :, None]
+            return torch.where(on[:, :, None], nxt, dist)
+
+        for j in range(H):  # column k adds the kept slots j = k..H-1
+            kept = j < count
+            dist = add(dist, torch.where(kept, ch[:, j], 0.0), (k <= j) & kept[:, None])
+        if fixed is not None:
+            dist = add(dist, fixed[1], fixed[0][:, None].expand(-1, K))
+        draws = (draws_done[:, None] + k - draw_offset).clamp_min(0)  # [B, K]
+        fresh_draws = draws if fresh is None else torch.minimum(draws, fresh.clamp_min(0)[:, None])
+        for d in range(H + 1):
+            dist = add(dist, dp, d < fresh_draws)
+        if fresh is not None:
+            stale = dp * self.brain.reshuffle_value
+            for d in range(H + 1):
+                dist = add(dist, stale, d < draws - fresh_draws)
+        ev_all = torch.zeros(B, K, dtype=F64, device=self.device)
+        for i in range(T + 1):
+            ev_all = ev_all + torch.where(dist[:, :, i] != 0, dist[:, :, i] * table[:, None, i], 0.0)
         best_ev = torch.full((B,), -torch.inf, dtype=F64, device=self.device)
         best_n = torch.full((B,), -1, dtype=torch.int64, device=self.device)
-        for n_throw in range(H + 1):
+        for n_throw in range(K):
             valid = (n_throw >= min_throw) & (n_throw <= top)
-            draws = (draws_done + n_throw - draw_offset).clamp_min(0)
-            dist = torch.zeros(B, T + 2, dtype=F64, device=self.device)
-            dist[:, 0] = 1.0
-
-            def add(dist: torch.Tensor, p: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
-                nxt = dist * (1.0 - p)[:, None]
-                nxt[:, 1:] += dist[:, :-1] * p[:, None]
-                return torch.where(on[:, None], nxt, dist)
-
-            for j in range(n_throw, H):
-                dist = add(dist, torch.where(j < count, ch[:, j], 0.0), j < count)
-            if fixed is not None:
-                dist = add(dist, fixed[1], fixed[0])
-            fresh_draws = draws if fresh is None else torch.minimum(draws, fresh.clamp_min(0))
-            for d in range(H + 1):
-                dist = add(dist, dp, d < fresh_draws)
-            if fresh is not None:
-                stale = dp * self.brain.reshuffle_value
-                for d in range(H + 1):
-                    dist = add(dist, stale, d < draws - fresh_draws)
-            ev = torch.zeros(B, dtype=F64, device=self.device)
-            for i in range(T + 1):
-                ev = ev + torch.where(dist[:, i] != 0, dist[:, i] * table[:, i], 0.0)
+            ev = ev_all[:, n_throw]
             better = valid & ((best_n < 0) | (ev > best_ev + 1e-9))
             best_ev = torch.where(better, ev, best_ev)
             best_n = torch.where(better, n_throw, best_n)
