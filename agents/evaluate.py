@@ -753,7 +753,8 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         pairs.append(summarize(cand, base, np.concatenate([p.per_deal for p in parts]), roles,
                                sum(p.games for p in parts), sum(p.seconds for p in parts)))
     ratings = bradley_terry(agents, pairs)
-    return Tournament(agents, pairs, ratings, settings, " ; ".join(c for c in commands if c))
+    # chunks of one run share its command: name each distinct command once, in the order first seen
+    return Tournament(agents, pairs, ratings, settings, " ; ".join(dict.fromkeys(c for c in commands if c)))
 
 
 def _unbroken(spans: Sequence[tuple[Any, int, int, str]]) -> tuple[Any, int, int] | None:

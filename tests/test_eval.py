@@ -150,6 +150,8 @@ def test_chunked_runs_resume_and_pool_into_the_whole_series(tmp_path, capsys):
     (pooled,) = merge_results([out / "results.json"]).pairs
     assert pooled.deals == 30 and pooled.advantage.mean == pytest.approx(whole.advantage.mean)
     assert pooled.roles == whole.roles
+    command = json.loads((out / "results.json").read_text())["command"]
+    assert command.count("--chunk 12") == 1, command  # three chunks of one run: its command once
     for bad in (["--seed", "9"], ["--pair", "expert", "random"]):
         assert main([*args, *bad]) == 2
         err = capsys.readouterr().err
