@@ -54,7 +54,7 @@ def test_batched_run_against_the_tensor_baselines(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-RULESET_PRESETS = {"mauscheln": "expert.yaml", "mauscheln_classic": "mauscheln_classic.yaml",
+RULESET_PRESETS = {"mauscheln": "mauscheln.yaml", "mauscheln_classic": "mauscheln_classic.yaml",
                    "mousel": "mousel.yaml", "mouche": "mouche.yaml", "muschka": "muschka.yaml"}
 
 
