@@ -92,9 +92,17 @@ class SubprocVectorEnv(VectorEnv):
     def _call(self, command: str, payloads: Sequence[Any] | None = None) -> list[Any]:
         if not self._conns:
             raise MauschelnError("the workers are stopped (close() was called)")
-        for i, conn in enumerate(self._conns):
-            conn.send((command, None if payloads is None else payloads[i]))
-        replies = [conn.recv() for conn in self._conns]
+        try:
+            for i, conn in enumerate(self._conns):
+                conn.send((command, None if payloads is None else payloads[i]))
+            replies = [conn.recv() for conn in self._conns]
+        except (EOFError, OSError) as exc:  # a worker died (killed, out of memory): its end of the pipe closed
+            dead = [f"worker {i} (sessions {lo}..{hi - 1}, pid {proc.pid}, exit code {proc.exitcode})"
+                    for i, (proc, lo, hi) in enumerate(zip(self._procs, self._starts, self._starts[1:]))
+                    if proc.join(timeout=1) or not proc.is_alive()]
+            self.close()
+            raise RuntimeError(f"SubprocVectorEnv: {', '.join(dead) or 'a worker'} stopped during {command!r}; "
+                               "the other workers are stopped too, make a new vector env") from exc
         for reply in replies:
             if isinstance(reply, BaseException):
                 raise reply

@@ -369,6 +369,21 @@ def test_subproc_vector_env_is_its_shards_side_by_side(ruleset, compile):
         assert torch.equal(env.observe(out.to_act), out.obs)  # the illegal action reached no worker
 
 
+def test_subproc_vector_env_names_a_dead_worker_and_stops_the_rest():
+    """A worker killed from outside (out of memory, a signal) is reported by number, sessions and exit code
+    rather than as a bare EOFError, and the other workers are stopped with it."""
+    env = SubprocVectorEnv(table("mauscheln"), 6, workers=2, seed=3)
+    out = env.reset(seed=3)
+    victim, other = env._procs
+    victim.kill()
+    victim.join(timeout=30)
+    with pytest.raises(RuntimeError, match=r"worker 0 \(sessions 0\.\.2, pid \d+, exit code -9\) stopped during 'step'"):
+        env.step(sample_legal(out.mask, torch.Generator().manual_seed(0)))
+    assert not other.is_alive()
+    with pytest.raises(MauschelnError, match="the workers are stopped"):
+        env.state()
+
+
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))
 def test_observe_rows_and_state_rows_are_the_whole_batchs_rows(ruleset):
     """``observe_rows(rows, seats)`` is ``observe(seat)[row]`` for every (row, seat) asked for, repeats included,
