@@ -97,9 +97,11 @@ class SubprocVectorEnv(VectorEnv):
                 conn.send((command, None if payloads is None else payloads[i]))
             replies = [conn.recv() for conn in self._conns]
         except (EOFError, OSError) as exc:  # a worker died (killed, out of memory): its end of the pipe closed
-            dead = [f"worker {i} (sessions {lo}..{hi - 1}, pid {proc.pid}, exit code {proc.exitcode})"
-                    for i, (proc, lo, hi) in enumerate(zip(self._procs, self._starts, self._starts[1:]))
-                    if proc.join(timeout=1) or not proc.is_alive()]
+            dead = []
+            for i, (proc, lo, hi) in enumerate(zip(self._procs, self._starts, self._starts[1:])):
+                proc.join(timeout=1)  # a dying worker's exit code is set once it is reaped
+                if not proc.is_alive():
+                    dead.append(f"worker {i} (sessions {lo}..{hi - 1}, pid {proc.pid}, exit code {proc.exitcode})")
             self.close()
             raise RuntimeError(f"SubprocVectorEnv: {', '.join(dead) or 'a worker'} stopped during {command!r}; "
                                "the other workers are stopped too, make a new vector env") from exc
