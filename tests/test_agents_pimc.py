@@ -479,6 +479,39 @@ def test_pimc_on_a_learned_model_improves_on_the_policys_own_choice(policy):
     assert checked >= 5 and stats["switched"] >= 1, (checked, stats)  # noqa: PLR2004
 
 
+def test_pimc_searching_only_the_card_play_keeps_the_policys_bidding():
+    """``phases=play`` (the search agent of docs/results/search_with_policy.md): every decision before the card
+    play is the policy's own (same checkpoint, same seed), and only card-play decisions are searched."""
+    game = Game(make_config("mauscheln", 4, max_deals=1))
+    before_play = 0
+    stats: Counter = Counter()
+    for d in range(24):  # until enough of both kinds were seen (seat 0 often sits a deal out)
+        if before_play >= 8 and stats["searched"] >= 4:  # noqa: PLR2004
+            break
+        agent = make_agent("pimc", model="mauscheln4", phases="play", samples=8, min_samples=4, switch_z=1.0)
+        twin = make_agent("learned", checkpoint="mauscheln4")
+        plays = [0]  # seat 0's card-play decisions with a choice
+
+        def mirror(state, seat, obs, mask, info, action, twin=twin, plays=plays):
+            nonlocal before_play
+            if seat != 0 or mask.sum() <= 1:
+                return
+            want = twin.act(obs, mask, info)
+            if state.phase is Phase.PLAY:
+                plays[0] += 1
+            else:
+                assert action == want, (info["phase"], action, want)
+                before_play += 1
+
+        twin.setup(game, 0)
+        twin.reset(agent_seed(0, d, 0, 0))
+        _play(game, [agent, make_agent("expert"), make_agent("random"), make_agent("expert")], d,
+              on_decision=mirror)
+        assert agent.stats["searched"] + agent.stats["fallbacks"] <= plays[0], (agent.stats, plays)
+        stats.update(agent.stats)
+    assert before_play >= 8 and stats["searched"] >= 4, (before_play, stats)  # noqa: PLR2004
+
+
 def test_pimc_on_a_learned_model_is_seeded():
     """Same seed, same play (its blindness to hidden cards is checked with the expert model's, above)."""
     game = Game(make_config("mauscheln", 4, max_deals=1))
