@@ -479,17 +479,18 @@ def test_pimc_on_a_learned_model_improves_on_the_policys_own_choice(policy):
     assert checked >= 5 and stats["switched"] >= 1, (checked, stats)  # noqa: PLR2004
 
 
-def test_pimc_searching_only_the_card_play_keeps_the_policys_bidding():
+@pytest.mark.parametrize("policy", SHIPPED_4)
+def test_pimc_searching_only_the_card_play_keeps_the_policys_bidding(policy):
     """``phases=play`` (the search agent of docs/results/search_with_policy.md): every decision before the card
     play is the policy's own (same checkpoint, same seed), and only card-play decisions are searched."""
-    game = Game(make_config("mauscheln", 4, max_deals=1))
+    game = Game(make_config(policy[:-1], 4, max_deals=1))
     before_play = 0
     stats: Counter = Counter()
     for d in range(24):  # until enough of both kinds were seen (seat 0 often sits a deal out)
         if before_play >= 8 and stats["searched"] >= 4:  # noqa: PLR2004
             break
-        agent = make_agent("pimc", model="mauscheln4", phases="play", samples=8, min_samples=4, switch_z=1.0)
-        twin = make_agent("learned", checkpoint="mauscheln4")
+        agent = make_agent("pimc", model=policy, phases="play", samples=8, min_samples=4, switch_z=1.0)
+        twin = make_agent("learned", checkpoint=policy)
         plays = [0]  # seat 0's card-play decisions with a choice
 
         def mirror(state, seat, obs, mask, info, action, twin=twin, plays=plays):
