@@ -51,7 +51,7 @@ evaluation replays exactly the reference's chance.
 With ``copy=True`` (default) every step returns fresh ``obs`` and ``mask``
 tensors. With ``copy=False`` they are internal buffers overwritten by the next
 ``step``/``reset``: copy them before stepping again, and do not write into them
-(each step clears only the one-hot cells the previous step set). A trainer that
+(each step clears and rewrites them whole). A trainer that
 copies into its own storage should use ``copy=False``.
 """
 
@@ -180,8 +180,6 @@ class BatchedMauscheln(VectorEnv):
         self._row_obs = self._bar[:, None] * self.obs_size
         self._mask_t: torch.Tensor | None = None
         self._obs_buf: torch.Tensor | None = None
-        self._obs_ones: torch.Tensor | None = None
-        """Flat indices of the one-hot cells set in ``_obs_buf`` by the last step (cleared before the next)."""
         self._mask_buf: torch.Tensor | None = None
         self._advance_step, self._acting_step = self.program.advance, self._acting
         if compile:
@@ -279,7 +277,7 @@ class BatchedMauscheln(VectorEnv):
         if pot is not None:
             self.st.pot.copy_(pot)
         self._start_deals(self._bar, orders, dealer if orders is not None else None)
-        obs, mask_ = self._outputs(fresh=True)
+        obs, mask_ = self._outputs()
         return VecReset(obs, mask_, self.st.to_act.clone())
 
     def _new_sessions(self, idx: torch.Tensor, dealer: torch.Tensor | None = None) -> None:
@@ -454,29 +452,24 @@ class BatchedMauscheln(VectorEnv):
                 or not obs.is_contiguous() or not mask_.is_contiguous()):
             raise MauschelnError(f"use_buffers needs contiguous float32[{B}, {D}] and bool[{B}, {A}] on {self.device}")
         self._obs_buf, self._mask_buf, self.copy = obs, mask_, False
-        self._obs_ones = None
 
-    def _outputs(self, fresh: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def _outputs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask and observation of the seat to act; keeps the mask to validate the next actions.
 
-        Into its own buffer (``copy=False``) the observation is written incrementally: only the one-hot
-        cells the previous step set are cleared (every other cell is overwritten). ``fresh`` (every reset)
-        clears the whole buffer instead.
+        Into its own buffer (``copy=False``) the observation is written in place: the buffer is cleared
+        whole, then the cells set. Clearing the one-hot cells the previous step set instead (an
+        ``index_fill_`` over some 40 scattered cells per row) measured 3-8 % slower per step eagerly at
+        B = 8192 and 16384 (2026-12-04): one sequential pass beats the scattered writes.
         """
         if self.copy:
             out = torch.zeros(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
         else:
             if self._obs_buf is None:
                 self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
-            out = self._obs_buf
-            if fresh or self._obs_ones is None:
-                out.zero_()
-            else:
-                out.view(-1).index_fill_(0, self._obs_ones.view(-1), 0.0)
+            out = self._obs_buf.zero_()
         legal, ones, numbers = self._acting_step(self.st, out)
         out.view(-1).index_fill_(0, ones.view(-1), 1.0)
         self.encoder.write_numbers(out, numbers)
-        self._obs_ones = None if self.copy else ones
         legal = legal.view(torch.bool)  # compiled code makes uint8 (its bool stores are slow on the CPU)
         if self._mask_buf is not None:
             legal = self._mask_buf.copy_(legal)
