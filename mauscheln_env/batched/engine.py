@@ -114,6 +114,13 @@ def queue_bound(game: Game, money: int) -> int:
     return max(1, min(money, deals * (game.n - 1)))
 
 
+def _fill_ones(out: torch.Tensor, ones: torch.Tensor) -> None:
+    """Set the one-hot cells ``ones`` (flat indices into ``out``) to 1. Compiled on its own graph it is a plain
+    parallel scatter, about 30 % faster than ``index_fill_`` on the CPU at 1 and 2 threads (inside the
+    observation's graph the mutation made inductor copy the whole buffer, twice as slow)."""
+    out.view(-1).index_fill_(0, ones.view(-1), 1.0)
+
+
 class BatchedMauscheln(VectorEnv):
     """``batch_size`` sessions of any ruleset as tensors on ``device`` (see the module docstring).
 
@@ -181,9 +188,10 @@ class BatchedMauscheln(VectorEnv):
         self._mask_t: torch.Tensor | None = None
         self._obs_buf: torch.Tensor | None = None
         self._mask_buf: torch.Tensor | None = None
-        self._advance_step, self._acting_step = self.program.advance, self._acting
+        self._advance_step, self._acting_step, self._fill_ones = self.program.advance, self._acting, _fill_ones
         if compile:
             self._advance_step, self._acting_step = compiled(self.program.advance), compiled(self._acting)
+            self._fill_ones = compiled(_fill_ones)
 
     # ------------------------------------------------------------------ the state by name (read-only views)
     @property
@@ -468,7 +476,7 @@ class BatchedMauscheln(VectorEnv):
                 self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
             out = self._obs_buf.zero_()
         legal, ones, numbers = self._acting_step(self.st, out)
-        out.view(-1).index_fill_(0, ones.view(-1), 1.0)
+        self._fill_ones(out, ones)
         self.encoder.write_numbers(out, numbers)
         legal = legal.view(torch.bool)  # compiled code makes uint8 (its bool stores are slow on the CPU)
         if self._mask_buf is not None:
