@@ -126,8 +126,9 @@ class BatchedMauscheln(VectorEnv):
 
     ``final_observations=True`` adds ``info["final_index"]`` and ``info["final_obs"]`` (every seat's
     observation of each ended session). ``validate=False`` skips the check that every action is in the mask.
-    ``compile=True`` runs the step's two fused kernels (applying the actions; the mask and observation of
-    every seat to act) through ``torch.compile``, with results identical to the eager code; the first
+    ``compile=True`` runs the step's fused kernels (applying the actions; the mask and observation of
+    every seat to act; setting the observation's one-hot cells) through ``torch.compile``, with results
+    identical to the eager code; the first
     ``reset`` then compiles (seconds to minutes; the CPU needs a C++ compiler). torch.compile counts
     recompiles of a function over every engine in the process (``torch._dynamo.config.recompile_limit``, 8
     by default) and past that runs it eagerly: a process that builds compiled engines of many shapes or
