@@ -57,6 +57,8 @@ from mauscheln_env.ruleargs import report
 
 SCRIPTED = ("random", "beginner", "expert")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+KEPT = "<!-- written by hand: eval --suite keeps what follows -->"
+"""A page's hand-written tail (e.g. the shipped policy's training and `pimc` series) starts at this line."""
 HEADLINES = (("beginner", "random"), ("expert", "beginner"), ("pimc", "expert"))
 """The pairings the README's summary shows (issue 15's acceptance), besides the Elo of every agent."""
 
@@ -180,7 +182,12 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
     else:
         lines += ["No chart: matplotlib is not installed (`pip install -e '.[plot]'`).", ""]
     page = docs / f"{ruleset}.md"
-    atomic_write_text(page, "\n".join(lines))
+    kept = ""
+    if page.exists():
+        old = page.read_text(encoding="utf-8")
+        if KEPT in old:
+            kept = KEPT + old.split(KEPT, 1)[1]
+    atomic_write_text(page, "\n".join(lines) + kept)
     return page
 
 

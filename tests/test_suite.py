@@ -8,7 +8,7 @@ import pytest
 
 from agents.evaluate import Settings
 from agents.evaluate import main as evaluate_main
-from agents.suite import END, START, learned_for, main, summary_table
+from agents.suite import END, KEPT, START, learned_for, main, summary_table
 
 
 def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys):
@@ -26,6 +26,15 @@ def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys
                  "machine:", "command: `mauscheln eval --suite mousel", "measured:", "pooled with earlier"):
         assert text in page, text
     assert (docs / "mousel.png").stat().st_size > 1000
+    # A hand-written tail after the KEPT line survives the next run; the generated part above it is rewritten.
+    (docs / "mousel.md").write_text("stale generated part\n" + KEPT + "\n## The shipped policy\nby hand\n",
+                                    encoding="utf-8")
+    assert main(["--suite", "mousel", "--deals", "3", "--seed", "4", "--search-deals", "0",
+                 "--search-against", "expert", "--reuse", str(tmp_path / "earlier" / "results.json"),
+                 "--docs", str(docs), "--out", str(out), "--readme", str(readme), "--no-progress"]) == 0
+    again = (docs / "mousel.md").read_text(encoding="utf-8")
+    assert "stale" not in again and "| expert vs beginner | 3 |" in again
+    assert again.endswith(KEPT + "\n## The shipped policy\nby hand\n")
     played = json.loads((out / "mousel" / "scripted" / "results.json").read_text(encoding="utf-8"))
     learned = learned_for(Settings(ruleset="mousel", players=4))  # the shipped mousel4, the candidate of its pairs
     assert learned == ["learned:checkpoint=mousel4"]
