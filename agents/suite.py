@@ -14,7 +14,9 @@ pools in earlier ``results.json`` files given with ``--reuse`` (their pairings
 on the same table are not played again; chunks of one series are pooled deal
 by deal), and writes ``docs/results/<ruleset>.md`` (cross-table with
 Bradley–Terry Elo, per-format figures, deal counts, the command, the date, the
-machine and the commit), ``docs/results/<ruleset>.png`` (the chart) and the
+machine and the commit; a hand-written tail after the :data:`KEPT` line of the
+old page, such as the shipped policy's training record, is kept),
+``docs/results/<ruleset>.png`` (the chart) and the
 played results under ``--out`` (default ``runs/suite``). ``--readme`` rewrites
 the summary table between the ``<!-- results:start -->`` and
 ``<!-- results:end -->`` markers of that file, one row per ruleset.
