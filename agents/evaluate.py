@@ -337,7 +337,8 @@ def pair_backend(candidate: str, baseline: str, settings: Settings, record: bool
     settings.validate()
     if settings.backend == "reference":
         return "reference"
-    from agents.batched_eval import batched_reason
+    with _ctrl_c_held():  # the first import of torch in this process: see _ctrl_c_held
+        from agents.batched_eval import batched_reason
 
     reason = "recording actions needs the reference backend" if record else None
     reason = reason or batched_reason(candidate, baseline, settings)
@@ -468,6 +469,28 @@ def _pool_context() -> Any:
     if "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold Ctrl-C while the block runs: a SIGINT meanwhile is only noted, and raised again on leaving, to the
+    handler that was in place (normally KeyboardInterrupt). For the first import of torch: a KeyboardInterrupt
+    raised inside torch's C++ module initialisation cannot unwind through it, and the process aborts
+    (``std::terminate``, exit status -6) instead of stopping cleanly with 130 (about 1 Ctrl-C in 15 in
+    test_hardening's start-up test). Blocking SIGINT in this thread was tried and still aborted: the signal is
+    sent to the process, another thread of it can take it, and Python raises it in this thread all the same.
+    Outside the main thread (no handler can be set there) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if old is None else old)  # None: set from C
+        if pressed:
+            signal.raise_signal(signal.SIGINT)
 
 
 @contextlib.contextmanager

@@ -704,6 +704,26 @@ def test_a_ctrl_c_another_thread_took_ends_the_wait_for_the_workers():
     assert proc.returncode == 0 and out.split() == ["interrupted"], (out, err)
 
 
+def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
+    """eval imports torch lazily; a KeyboardInterrupt raised inside torch's C++ initialisation aborted the process
+    (exit -6). Inside ``_ctrl_c_held`` a SIGINT is only noted, and raised on leaving, to the handler in place."""
+    from agents.evaluate import _ctrl_c_held
+
+    before = signal.getsignal(signal.SIGINT)
+    reached_the_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between bytecodes: give it every chance to raise here
+                pass
+            reached_the_end = True
+    assert reached_the_end
+    assert signal.getsignal(signal.SIGINT) is before
+    with _ctrl_c_held():  # no Ctrl-C: nothing is raised
+        pass
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
     """Ctrl-C in the instant the worker processes start (before they ignore it) once hung ``eval`` for ever
     (2 of 12 tries): a worker killed holding the task queue's lock blocked the pool's shutdown."""
