@@ -315,6 +315,28 @@ def test_device_agnostic_code_path_on_cpu():
     assert all(x.device.type == "cpu" for x in a)
 
 
+def test_compiled_engine_into_its_own_buffers_is_the_eager_engine_across_new_buffers():
+    """Compiled with ``copy=False`` the engine clears only the one-hot cells its last step set: its observations
+    stay the eager engine's step after step, also after ``use_buffers`` hands it buffers full of other values
+    (cleared whole once)."""
+    torch._dynamo.reset()
+    config = make_config("mouche", 4, max_deals=2)
+    B = 16
+    eager = BatchedMauscheln(config, B, seed=3)
+    fast = BatchedMauscheln(config, B, seed=3, copy=False, compile=True)
+    e, f = eager.reset(), fast.reset()
+    gen = torch.Generator().manual_seed(0)
+    ended = 0
+    for t in range(60):
+        assert torch.equal(e.obs, f.obs) and torch.equal(e.mask, f.mask), f"step {t}"
+        if t == 30:
+            fast.use_buffers(torch.full((B, fast.obs_size), 7.0), torch.ones(B, fast.num_actions, dtype=torch.bool))
+        actions = sample_legal(e.mask, gen)
+        e, f = eager.step(actions), fast.step(actions)
+        ended += int(e.info["new_deal"].sum())
+    assert torch.equal(e.obs, f.obs) and ended >= B  # deals ended and began again on both sides of the switch
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("compile", [False, True])
 @pytest.mark.parametrize("ruleset", sorted(RULESETS))

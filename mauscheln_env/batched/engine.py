@@ -51,8 +51,9 @@ evaluation replays exactly the reference's chance.
 With ``copy=True`` (default) every step returns fresh ``obs`` and ``mask``
 tensors. With ``copy=False`` they are internal buffers overwritten by the next
 ``step``/``reset``: copy them before stepping again, and do not write into them
-(each step clears and rewrites them whole). A trainer that
-copies into its own storage should use ``copy=False``.
+(a compiled engine clears only the one-hot cells its last step set; a value
+written elsewhere would stay). A trainer that copies into its own storage
+should use ``copy=False``.
 """
 
 from __future__ import annotations
@@ -121,13 +122,18 @@ def _fill_ones(out: torch.Tensor, ones: torch.Tensor) -> None:
     out.view(-1).index_fill_(0, ones.view(-1), 1.0)
 
 
+def _clear_ones(out: torch.Tensor, ones: torch.Tensor) -> None:
+    """Set the cells ``ones`` back to 0 (compiled: the last step's one-hot cells, in place of clearing ``out``)."""
+    out.view(-1).index_fill_(0, ones.view(-1), 0.0)
+
+
 class BatchedMauscheln(VectorEnv):
     """``batch_size`` sessions of any ruleset as tensors on ``device`` (see the module docstring).
 
     ``final_observations=True`` adds ``info["final_index"]`` and ``info["final_obs"]`` (every seat's
     observation of each ended session). ``validate=False`` skips the check that every action is in the mask.
     ``compile=True`` runs the step's fused kernels (applying the actions; the mask and observation of
-    every seat to act; setting the observation's one-hot cells) through ``torch.compile``, with results
+    every seat to act; clearing and setting the observation's one-hot cells) through ``torch.compile``, with results
     identical to the eager code; the first
     ``reset`` then compiles (seconds to minutes; the CPU needs a C++ compiler). torch.compile counts
     recompiles of a function over every engine in the process (``torch._dynamo.config.recompile_limit``, 8
@@ -189,10 +195,13 @@ class BatchedMauscheln(VectorEnv):
         self._mask_t: torch.Tensor | None = None
         self._obs_buf: torch.Tensor | None = None
         self._mask_buf: torch.Tensor | None = None
+        self._set_ones: torch.Tensor | None = None
+        """Compiled, into its own buffer: the one-hot cells the last step set (all other cells are rewritten)."""
         self._advance_step, self._acting_step, self._fill_ones = self.program.advance, self._acting, _fill_ones
+        self._clear_ones = _clear_ones
         if compile:
             self._advance_step, self._acting_step = compiled(self.program.advance), compiled(self._acting)
-            self._fill_ones = compiled(_fill_ones)
+            self._fill_ones, self._clear_ones = compiled(_fill_ones), compiled(_clear_ones)
 
     # ------------------------------------------------------------------ the state by name (read-only views)
     @property
@@ -461,24 +470,32 @@ class BatchedMauscheln(VectorEnv):
                 or not obs.is_contiguous() or not mask_.is_contiguous()):
             raise MauschelnError(f"use_buffers needs contiguous float32[{B}, {D}] and bool[{B}, {A}] on {self.device}")
         self._obs_buf, self._mask_buf, self.copy = obs, mask_, False
+        self._set_ones = None  # cleared whole at the next step
 
     def _outputs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Mask and observation of the seat to act; keeps the mask to validate the next actions.
 
-        Into its own buffer (``copy=False``) the observation is written in place: the buffer is cleared
-        whole, then the cells set. Clearing the one-hot cells the previous step set instead (an
-        ``index_fill_`` over some 40 scattered cells per row) measured 3-8 % slower per step eagerly at
-        B = 8192 and 16384 (2026-12-04): one sequential pass beats the scattered writes.
+        Into its own buffer (``copy=False``) the observation is written in place. Every card and number cell
+        is rewritten each step, so only the one-hot cells need clearing. Eagerly the buffer is cleared whole:
+        one sequential pass beat ``index_fill_`` over the ~40 scattered cells per row the previous step set
+        (3-8 % less time per step at B = 8192 and 16384, 2026-12-04). Compiled, those cells are cleared by a
+        scatter graph of their own instead, which beat clearing the whole buffer on two threads.
         """
         if self.copy:
             out = torch.zeros(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
         else:
             if self._obs_buf is None:
                 self._obs_buf = torch.empty(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)
-            out = self._obs_buf.zero_()
+            out = self._obs_buf
+            if self.compiled and self._set_ones is not None:
+                self._clear_ones(out, self._set_ones)
+            else:
+                out.zero_()
         legal, ones, numbers = self._acting_step(self.st, out)
         self._fill_ones(out, ones)
         self.encoder.write_numbers(out, numbers)
+        if self.compiled and not self.copy:
+            self._set_ones = ones
         legal = legal.view(torch.bool)  # compiled code makes uint8 (its bool stores are slow on the CPU)
         if self._mask_buf is not None:
             legal = self._mask_buf.copy_(legal)
