@@ -1,7 +1,7 @@
 """Throughput of the batched engine against the reference loop (and, optionally, the PettingZoo env), any ruleset.
 
     python benchmarks/batched_throughput.py --ruleset mousel --seconds 3 \\
-        --batch-sizes 4096,8192,16384 --modes eager,compiled --threads 1,2
+        --batch-sizes 16384,32768,65536 --modes eager,compiled --threads 1,2
     python benchmarks/batched_throughput.py --ruleset configs/rules/mouche_pamphile.yaml
 
 ``--ruleset`` takes a ruleset or a preset file (with ``--players`` and ``--rule
