@@ -44,7 +44,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mauscheln_env.batched import BatchedMauscheln  # noqa: E402
+from mauscheln_env.batched import BatchedMauscheln, keep_freed_memory  # noqa: E402
 from mauscheln_env.errors import MauschelnError  # noqa: E402
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, fail, options_of  # noqa: E402
 from mauscheln_env.vecenv import make_vector_env  # noqa: E402
@@ -151,6 +151,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pettingzoo", action="store_true", help="also measure the raw PettingZoo env")
     parser.add_argument("--warmup-steps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--malloc", choices=("keep", "default"), default="keep",
+                        help="keep: glibc's malloc keeps freed memory for the next step, as the trainer runs "
+                             "(mauscheln_env.batched.keep_freed_memory); default: the C library's own behaviour")
     return parser.parse_args(argv)
 
 
@@ -187,9 +190,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         devices = [d.strip() for d in args.device.split(",")]
 
+    malloc = "C library default"
+    if args.malloc == "keep":
+        malloc = "freed memory kept" if keep_freed_memory() else "keep_freed_memory unavailable, C library default"
     shown = ", ".join(f"{k}={v}" for k, v in config.options.items())
     print(f"# batched_throughput: {config.ruleset}, {config.num_players} players, {config.num_cards} cards; {shown}; "
-          f"copy={args.copy}")
+          f"copy={args.copy}; malloc: {malloc}")
     print(f"# torch {torch.__version__}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
           f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")

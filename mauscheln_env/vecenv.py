@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mauscheln_env.batched import BatchedMauscheln, check_supported
+from mauscheln_env.batched import BatchedMauscheln, check_supported, keep_freed_memory
 from mauscheln_env.config import RuleConfig, make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, IllegalActionError, MauschelnError
@@ -202,6 +202,7 @@ def _subproc_worker(config_kwargs: dict[str, Any], lo: int, hi: int, seed: int |
                     compile: bool, buffers: dict[str, torch.Tensor], conn: Any) -> None:
     """A :class:`SubprocVectorEnv` worker: one batched engine over sessions ``lo:hi`` of the shared buffers."""
     torch.set_num_threads(1)
+    keep_freed_memory()
     config = make_config(config_kwargs.pop("ruleset"), config_kwargs.pop("num_players"), **config_kwargs)
     # The parent validated the actions against the shared mask before sending "step".
     env = BatchedMauscheln(config, hi - lo, seed=seed, final_observations=final_observations, validate=False,

@@ -62,7 +62,7 @@ import tyro
 import yaml
 
 from agents.learned import MAX_LAYERS, MAX_WIDTH, NetSpec, PolicyNet, masked_distribution, sample_actions, save_policy
-from mauscheln_env.batched import BatchedMauscheln
+from mauscheln_env.batched import BatchedMauscheln, keep_freed_memory
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError, shown
 from mauscheln_env.files import atomic_write_text
@@ -690,6 +690,8 @@ def _train(args: Args, stop: _StopOnInterrupt) -> dict[str, Any]:
     game = Game(config)
     # The batched engine may hand out its internal buffers (copy=False): the rollout copies them into storage.
     env_kwargs = {"copy": False, "compile": args.compile_env} if args.backend == "batched" else {}
+    if args.backend == "batched":
+        keep_freed_memory()  # every step allocates and frees the same large blocks
     envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed, **env_kwargs)
     B, n, T = args.num_envs, envs.num_players, args.num_steps
     D, A = envs.obs_size, envs.num_actions

@@ -16,8 +16,10 @@ configuration from the reference's own rule objects:
 | :mod:`~mauscheln_env.batched.program` | rule object -> kernel (by type); the fused step |
 | :mod:`~mauscheln_env.batched.observe` | observations from the observation schema (one encoder per codec kind) |
 | :mod:`~mauscheln_env.batched.engine` | :class:`BatchedMauscheln`, the :class:`~mauscheln_env.vector.VectorEnv` |
+| :mod:`~mauscheln_env.batched.allocator` | :func:`keep_freed_memory`: no page faults on every step's new tensors |
 """
 
+from mauscheln_env.batched.allocator import keep_freed_memory
 from mauscheln_env.batched.engine import BatchedMauscheln, check_supported
 from mauscheln_env.batched.program import supported_objects
 from mauscheln_env.batched.state import TableState
@@ -25,4 +27,5 @@ from mauscheln_env.batched.state import TableState
 BatchedEngine = BatchedMauscheln
 """The same class under a name that does not suggest one ruleset."""
 
-__all__ = ["BatchedEngine", "BatchedMauscheln", "TableState", "check_supported", "supported_objects"]
+__all__ = ["BatchedEngine", "BatchedMauscheln", "TableState", "check_supported", "keep_freed_memory",
+           "supported_objects"]
