@@ -307,6 +307,29 @@ def test_reference_vector_env_agrees_with_batched_on_given_first_deals(ruleset):
     assert not live.any()
 
 
+def test_sample_legal_draws_the_rth_legal_action_uniformly():
+    """``sample_legal`` returns, per row, legal action number floor(u * #legal) of the row's uniform draw u; with
+    A = 255 (the widest mask it takes) and rows of one legal action, the first and the last."""
+    gen = torch.Generator().manual_seed(5)
+    mask = torch.rand(4000, 255, generator=gen) < torch.rand(4000, 1, generator=gen)
+    mask[torch.arange(4000), torch.randint(255, (4000,), generator=gen)] = True
+    mask[0] = False
+    mask[0, 0] = True
+    mask[1] = False
+    mask[1, 254] = True
+    got = sample_legal(mask, torch.Generator().manual_seed(9))
+    u = torch.rand(4000, generator=torch.Generator().manual_seed(9))
+    for b in range(4000):
+        legal = mask[b].nonzero()[:, 0]
+        assert int(got[b]) == int(legal[int(u[b] * legal.shape[0])])
+    assert got.dtype == torch.int64 and int(got[0]) == 0 and int(got[1]) == 254
+    counts = torch.bincount(sample_legal(torch.ones(60000, 5, dtype=torch.bool), gen), minlength=5)
+    assert int(counts.min()) > 11400 and int(counts.max()) < 12600  # 12000 each; 5.5 standard deviations
+    for bad in (torch.ones(3, 256, dtype=torch.bool), torch.ones(3, 4), torch.ones(4, dtype=torch.bool)):
+        with pytest.raises(MauschelnError, match="mask must be bool"):
+            sample_legal(bad)
+
+
 def test_device_agnostic_code_path_on_cpu():
     config = make_config("mouche", 6, pamphile=True, max_deals=2)
     a = _trajectory(BatchedMauscheln(config, 8, device=torch.device("cpu"), seed=0), 30, seed=2)
