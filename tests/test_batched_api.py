@@ -9,7 +9,9 @@ other devices).
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+import re
 
 import pytest
 import torch
@@ -358,6 +360,45 @@ def test_compiled_engine_into_its_own_buffers_is_the_eager_engine_across_new_buf
         e, f = eager.step(actions), fast.step(actions)
         ended += int(e.info["new_deal"].sum())
     assert torch.equal(e.obs, f.obs) and ended >= B  # deals ended and began again on both sides of the switch
+
+
+def test_compiled_engine_writes_into_rows_of_a_larger_block_in_place():
+    """Given rows further into a larger block (a storage offset, as the workers of ``SubprocVectorEnv`` get
+    them), a compiled engine sets and clears its one-hot cells in place: no graph of its step allocates a buffer
+    the size of the observations (an offset buffer scattered into through a view made inside the graph was
+    copied whole, and back, on every call), nothing outside its rows changes, and it stays the eager engine."""
+    from torch._inductor.utils import run_and_get_code
+
+    config = make_config("mouche", 4, max_deals=2)
+    B = 16
+    eager = BatchedMauscheln(config, B, seed=3)
+    fast = BatchedMauscheln(config, B, seed=3, copy=False, compile=True)
+    D, A = fast.obs_size, fast.num_actions
+    obs_block, mask_block = torch.full((3 * B, D), 7.0), torch.zeros(3 * B, A, dtype=torch.bool)
+    fast.use_buffers(obs_block[B:2 * B], mask_block[B:2 * B])
+    gen = torch.Generator().manual_seed(0)
+
+    def first_steps():  # compiles all four graphs: the observation and the set cells at reset, the rest at step 1
+        e, f = eager.reset(), fast.reset()
+        assert torch.equal(e.obs, f.obs) and torch.equal(e.mask, f.mask)
+        actions = sample_legal(e.mask, gen)
+        return eager.step(actions), fast.step(actions)
+
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
+        (e, f), codes = run_and_get_code(first_steps)  # fresh code: a cached graph may have come from other inputs
+    assert len(codes) >= 4
+    allocated = [math.prod(int(x) for x in shape.split(",") if x.strip())
+                 for code in codes for shape in re.findall(r"empty_strided_cpu\(\(([0-9, ]*)\)", code)]
+    assert allocated and max(allocated) < B * D
+    ended = 0
+    for t in range(40):
+        assert torch.equal(e.obs, f.obs) and torch.equal(e.mask, f.mask), f"step {t}"
+        actions = sample_legal(e.mask, gen)
+        e, f = eager.step(actions), fast.step(actions)
+        ended += int(e.info["new_deal"].sum())
+    assert ended >= B
+    assert bool((obs_block[:B] == 7.0).all()) and bool((obs_block[2 * B:] == 7.0).all())
+    assert not bool(mask_block[:B].any()) and not bool(mask_block[2 * B:].any())
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
