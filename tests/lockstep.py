@@ -126,6 +126,14 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
         torch._dynamo.reset()
     env = BatchedMauscheln(config, num_envs, seed=seed, final_observations=True, copy=copy, compile=compile,
                            record_chance=True)
+    stats: Counter = Counter()
+    on_rows = env._on_rows
+
+    def counted(idx: torch.Tensor, fn: Any) -> None:  # which rows ran outside the fused step, and why
+        stats[f"rows_{fn.__name__}"] += idx.shape[0]
+        on_rows(idx, fn)
+
+    env._on_rows = counted
     np_rng = np.random.default_rng(seed)
     dealers = np_rng.integers(n, size=num_envs)
     specs = []
@@ -150,7 +158,6 @@ def run_lockstep(config: Any, num_envs: int, steps: int, *, seed: int, weights: 
                                                      for s, d in zip(specs, dealers)]))
     out = env.reset(options=options)
     rngs = [ScriptedRng() for _ in range(num_envs)]
-    stats: Counter = Counter()
     for b in range(num_envs):
         rngs[b].orders.extend(env.chance_log[b])
         stats["redeals"] += len(env.chance_log[b])  # the first deals are given: anything drawn is a redeal

@@ -128,6 +128,8 @@ def run_case(config: Any, variant: Variant, ruleset: str, *, num_envs: int, step
     deals = sum(stats[k] for k in ("settled", "no_play", "throw_in", "mouche"))
     missing = {k: stats[k] for k, floor in {"settled": 1, **variant.floors}.items() if stats[k] < floor}
     assert deals >= num_envs and not missing, f"coverage floors not reached: {missing}; {dict(stats)}"
+    if compile:  # every draw that reshuffled was drawn before the fused step, none stepped outside it afterwards
+        assert stats["rows_redo"] == 0 and stats["rows_draw_first"] >= (stats["reshuffles"] > 0), dict(stats)
     return stats
 
 

@@ -13,9 +13,9 @@ observations, ``state()``, rewards and session ends at every step).
    the kernel of its phase, then enters the following stages until a decision
    is asked, the deal ends, or a stage that runs outside the fused step (it
    draws chance: dealing, Vierling, the stakes, the queue, the mouche check)
-   pauses it. With ``compile=True`` this goes through ``torch.compile``, and a
-   row whose draw would reshuffle the stock (chance) is left unchanged and
-   stepped eagerly afterwards. Eagerly (``compile=False``) the same kernels run
+   pauses it. With ``compile=True`` this goes through ``torch.compile``; a
+   seat whose draw reshuffles the stock (chance) draws eagerly just before
+   (:meth:`Program.draw_first`). Eagerly (``compile=False``) the same kernels run
    each on the rows of its phase only (:meth:`Program.advance_rows`, through
    :class:`~mauscheln_env.batched.state.RowView`).
 2. The paused sessions continue (the stages that draw chance).
@@ -345,9 +345,12 @@ class BatchedMauscheln(VectorEnv):
         B, n, dev = self.num_envs, self.num_players, self.device
         st, program = self.st, self.program
         if self.compiled:
+            drawn = program.reshuffling_draws(st, a)
+            if drawn.shape[0]:  # their draw reshuffles (chance): here; the rest of their step in the graph
+                self._on_rows(drawn, program.draw_first)
             st.assign_(self._advance_step(st, a))
             deferred = (st.pause == PAUSE_STEP).nonzero()[:, 0]
-            if deferred.shape[0]:  # their draw reshuffles: this step runs here for them
+            if deferred.shape[0]:  # none (reshuffling_draws found them): else this step runs here for them
                 def redo(sub: TableState, m: torch.Tensor) -> None:
                     sub.pause = torch.zeros_like(sub.pause)
                     program.advance_rows(sub, a.index_select(0, deferred))

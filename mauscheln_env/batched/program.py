@@ -44,7 +44,7 @@ from mauscheln_env.batched.ops import any_rows, mask, pick
 from mauscheln_env.batched.settle import MoucheK, PerTrickK, PointsK, ScoringK
 from mauscheln_env.batched.state import RowView, TableState
 from mauscheln_env.batched.statics import Statics
-from mauscheln_env.engine import Ante, DealCards, Exchange, Game, Phase, Play, Settle
+from mauscheln_env.engine import Ante, DealCards, Exchange, Game, Phase, Play, Settle, StockPolicy
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.rulesets.mauscheln import BelliPenalty, Declare, GoWith, ModernKnock, PerTrickBete, Vierling
 from mauscheln_env.rulesets.mauscheln_classic import (
@@ -69,9 +69,10 @@ from mauscheln_env.rulesets.muschka import AceOfSpades, PointsScoring, someone_a
 
 Builder = Callable[[Any, int, Rules], Kernel]
 
-PAUSE_STAGE, PAUSE_STEP = 1, 2
+PAUSE_STAGE, PAUSE_STEP, PAUSE_DRAWN = 1, 2, 3
 """``pause`` codes: the deal waits at a stage that runs outside the fused step; the whole step of this row
-runs outside it (its draw needs a reshuffle: chance)."""
+runs outside it (its draw needs a reshuffle: chance); the seat to act says ``done`` and has drawn already, outside
+the fused step (:meth:`Program.draw_first`), which does the rest of its step."""
 
 KNOCK_TURNS: dict[type, XTurn] = {ModernKnock: XTurn.KNOCKER, ClassicKnock: XTurn.BLIND}
 """The knocker's first exchange turn, by knock class (``exchange_plan``)."""
@@ -216,14 +217,17 @@ class Program:
     def advance(self, st: TableState, a: torch.Tensor) -> TableState:
         """The state after every session applies its action ``a`` (``Game.apply``): a new state, pure.
 
-        A seat saying ``done`` draws first (the turn's ``finish``); a row whose draw needs a reshuffle is left
-        unchanged with ``pause = PAUSE_STEP``, for :meth:`advance_rows` to step it outside.
+        A seat saying ``done`` draws first (the turn's ``finish``), unless it drew already (``pause =
+        PAUSE_DRAWN``, :meth:`draw_first`); a row whose draw needs a reshuffle is left unchanged with ``pause =
+        PAUSE_STEP``, for :meth:`advance_rows` to step it outside.
         """
         st = st.copy()
         st.end_kind = torch.zeros_like(st.end_kind)
         st.end_seat = torch.full_like(st.end_seat, -1)
         phase = st.phase
-        done = mask(phase == int(Phase.EXCHANGE)) & mask(a == self.k.ids["done"])
+        drawn = mask(st.pause == PAUSE_DRAWN)
+        st.pause = st.pause & ~drawn
+        done = mask(phase == int(Phase.EXCHANGE)) & mask(a == self.k.ids["done"]) & ~drawn
         defer = needs_refill(self.rules, st, done)
         st.pause = pick(defer, PAUSE_STEP, st.pause)
         finish_exchange(self.rules, st, done & ~defer, refill_ok=False)
@@ -233,6 +237,24 @@ class Program:
                 kernel.act(st, p, a, m)
         self.resolve(st, slow=False)
         return st
+
+    def reshuffling_draws(self, st: TableState, a: torch.Tensor) -> torch.Tensor:
+        """Eagerly, before the fused step: the sessions whose seat says ``done`` with ``a`` and whose draw needs a
+        reshuffle (chance), which :meth:`advance` would defer (found on the rows saying ``done`` only)."""
+        if self.rules.policy is StockPolicy.CAP:  # the stock is never refilled
+            return a[:0]
+        rows = (a == self.k.ids["done"]).nonzero()[:, 0]
+        if rows.shape[0] == 0:
+            return rows
+        view = RowView(st, rows)
+        return rows[needs_refill(self.rules, view, mask(view.phase == int(Phase.EXCHANGE))) != 0]
+
+    def draw_first(self, st: TableState | RowView, m: torch.Tensor) -> None:
+        """Rows ``m`` (:meth:`reshuffling_draws`) draw here, outside the fused step (the turn's ``finish``), and
+        get ``pause = PAUSE_DRAWN`` so that :meth:`advance` does the rest of their step. The result is
+        :meth:`advance_rows`'s on them, chance included: nothing of the step draws before it."""
+        finish_exchange(self.rules, st, m)
+        st.pause = pick(m, PAUSE_DRAWN, st.pause)
 
     def legal(self, st: TableState) -> torch.Tensor:
         """``int64[B]``: the legal actions of each seat to act as a bit mask over the action ids."""
