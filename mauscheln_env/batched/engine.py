@@ -350,7 +350,7 @@ class BatchedMauscheln(VectorEnv):
                 self._on_rows(drawn, program.draw_first)
             st.assign_(self._advance_step(st, a))
             deferred = (st.pause == PAUSE_STEP).nonzero()[:, 0]
-            if deferred.shape[0]:  # none (reshuffling_draws found them): else this step runs here for them
+            if deferred.shape[0]:  # advance's own deferral, empty after reshuffling_draws; else: the step here
                 def redo(sub: TableState, m: torch.Tensor) -> None:
                     sub.pause = torch.zeros_like(sub.pause)
                     program.advance_rows(sub, a.index_select(0, deferred))
