@@ -196,7 +196,7 @@ class BatchedMauscheln(VectorEnv):
         self.st = TableState.zeros(batch_size, game.n, game.num_cards, game.num_tricks, q, self.device)
         self.st.phase.fill_(int(Phase.OVER))
         self._bar = torch.arange(batch_size, device=self.device)
-        self._row_obs = self._bar[:, None] * self.obs_size
+        self._row_obs = self._bar * self.obs_size
         self._mask_t: torch.Tensor | None = None
         self._obs_buf: torch.Tensor | None = None
         self._mask_buf: torch.Tensor | None = None
@@ -514,7 +514,7 @@ class BatchedMauscheln(VectorEnv):
         """Legal mask and observation parts of every seat to act (``compile`` fuses this): writes the card sets
         into ``out`` and returns the mask (uint8), the flat one-hot indices and the numbers."""
         k = self.k
-        ones, numbers, cards = self.encoder.parts_of(st, st.to_act)
+        ones, numbers, cards = self.encoder.parts_of(st, st.to_act, self._row_obs)
         self.encoder.write_cards(out, cards)
         if torch.compiler.is_compiling():
             bits = self.program.legal(st)
@@ -522,7 +522,7 @@ class BatchedMauscheln(VectorEnv):
         else:
             bits = self.program.legal_rows(st)
             legal = k.expand(bits[:, None], self.num_actions, as_bool=True)[:, 0].contiguous()
-        return legal, ones + self._row_obs, numbers
+        return legal, ones, numbers
 
     def observe(self, seats: torch.Tensor | int) -> torch.Tensor:
         """``float32[B, D]``: ``Observer.encode(state, seat)`` for one seat per session (or one seat for all)."""

@@ -74,7 +74,20 @@ class View:
 
     def relative(self, t: torch.Tensor) -> torch.Tensor:
         """A per-seat field in relative order."""
-        return t.gather(1, self.rot)
+        if not torch.compiler.is_compiling():
+            return t.gather(1, self.rot)
+        # Compiled: column by column, each a choice among the n seats (exact: rot is in range by construction).
+        # The gather's indirect loads made inductor loop over the seats inside the batch loop, a row at a time:
+        # the one-hot indices of roles and exchanged alone took 1.9 ms, now 0.4 (mouche, B = 65536, 2026-12-05).
+        n = self.n
+        cols = []
+        for r in range(n):
+            seat = self.rot[:, r]
+            col = t[:, 0]
+            for s in range(1, n):
+                col = torch.where(seat == s, t[:, s], col)
+            cols.append(col)
+        return torch.stack(cols, 1)
 
 
 # ---------------------------------------------------------------------- readers (piece name -> value)
@@ -248,9 +261,11 @@ class Encoder:
         self.card_runs = _runs(cards)
         self.omniscient = observer.omniscient
 
-    def parts_of(self, st: TableState, me: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(ones int64[M, W], numbers float32[M, Wn], cards int64[M, K])`` of seats ``me`` (row offsets
-        not added: ``ones`` are offsets within a row)."""
+    def parts_of(self, st: TableState, me: torch.Tensor, row: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(ones int64[M, W], numbers float32[M, Wn], cards int64[M, K])`` of seats ``me``. ``ones`` are
+        offsets within a row, plus ``row`` (``int64[M]``, each row's first cell in a flat buffer) when given: added
+        piece by piece, so that compiled code adds them as it computes each piece, not in a pass of its own."""
         k = self.k
         n = k.n
         rot = me[:, None] + k.seat_ar
@@ -261,7 +276,8 @@ class Encoder:
         for piece, off, kind, enc, read in self.parts:
             value = read(v)
             if kind == ONES:
-                ones.append(enc(piece, off, value, v, dummy))
+                at = enc(piece, off, value, v, dummy)
+                ones.append(at if row is None else at + row[:, None])
             elif kind == NUMBERS:
                 numbers.append(enc(piece, value, v))
             else:
