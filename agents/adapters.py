@@ -4,7 +4,7 @@
 raw) with one :class:`~agents.base.Agent` per PettingZoo agent and returns the
 cumulative rewards. :class:`EnvPolicy` wraps a single agent as a callable
 ``policy(observation_dict, info) -> action`` for loops written by hand. The
-same agents run in the engine-level match runner (:mod:`agents.match`), which
+same agents run in the engine-level match runner (:mod:`agents.evaluation.match`), which
 gives them the very same observation, mask and info.
 """
 

@@ -24,7 +24,7 @@ agent is built, and :func:`register_agent` adds a user's own::
     agent = make_agent("pimc", seed=0, samples=24)
 
 The adapters that run agents live in :mod:`agents.adapters` (PettingZoo loop)
-and :mod:`agents.match` (fast engine loop with the environment's own
+and :mod:`agents.evaluation.match` (fast engine loop with the environment's own
 observation and info code).
 """
 
@@ -172,13 +172,13 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- registry
 AGENTS: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "beginner": "agents.baselines:BeginnerAgent",
-    "expert": "agents.baselines:ExpertAgent",
-    "pimc": "agents.pimc:PIMCAgent",
-    "learned": "agents.learned:LearnedAgent",
-    "sb3": "agents.sb3:SB3Agent",
-    "openspiel": "agents.openspiel:OpenSpielAgent",
+    "random": "agents.scripted.baselines:RandomAgent",
+    "beginner": "agents.scripted.baselines:BeginnerAgent",
+    "expert": "agents.scripted.baselines:ExpertAgent",
+    "pimc": "agents.search.pimc:PIMCAgent",
+    "learned": "agents.learned.agent:LearnedAgent",
+    "sb3": "agents.learned.sb3:SB3Agent",
+    "openspiel": "agents.search.openspiel:OpenSpielAgent",
 }
 """The built-in agents by name: ``"module:Class"``, imported only when an agent of that name is built."""
 

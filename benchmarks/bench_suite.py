@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from agents.bench import cli
+from agents.bench.decks import load_deal_set, tables_of
 from agents.bench.run import reference_field
-from agents.bench.suite import load_deal_set, tables_of
 
 SLOW = "pimc"
 DEALS = {"mauscheln_5p": 500, "mauscheln_6p": 500, "mauscheln_7p": 500}

@@ -45,7 +45,7 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import exploitability, external_sampling_mccfr
 
 import mauscheln_env.integrations.openspiel  # noqa: F401  (registers python_mauscheln)
-from agents.openspiel import AgentPolicy
+from agents.search.openspiel import AgentPolicy
 from mauscheln_env.integrations.openspiel import GAME_NAME
 
 TINY: dict[str, Any] = {

@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents import MatchRunner, agent_seed  # noqa: E402
-from agents.baselines import BeginnerAgent, ExpertAgent, RandomAgent  # noqa: E402
+from agents.scripted.baselines import BeginnerAgent, ExpertAgent, RandomAgent  # noqa: E402
 from agents.tensor import tensor_agent  # noqa: E402
 from mauscheln_env import Game, make_config  # noqa: E402
 from mauscheln_env.config import RULESETS  # noqa: E402

@@ -21,7 +21,7 @@ import torch
 
 from agents import MatchRunner, agent_seed
 from agents.base import Agent
-from agents.baselines import RandomAgent
+from agents.scripted.baselines import RandomAgent
 from agents.tensor.common import SharedUniform
 from mauscheln_env import Game
 

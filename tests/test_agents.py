@@ -240,7 +240,7 @@ def test_agents_degrade_gracefully_on_every_ruleset(ruleset):
 def test_skipping_forced_decisions_changes_no_play(ruleset):
     """The match runner answers a one-action decision for a ``plays_forced_blind`` agent without building its
     view; the same agent asked at every decision plays the same sessions."""
-    from agents.baselines import BeginnerAgent, ExpertAgent
+    from agents.scripted.baselines import BeginnerAgent, ExpertAgent
 
     class AskedExpert(ExpertAgent):
         plays_forced_blind = False

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
-from agents.pimc import SEARCH_PHASES, Inconsistent, _relabel, _TrickSearch, role_paths
+from agents.search.pimc import SEARCH_PHASES, Inconsistent, _relabel, _TrickSearch, role_paths
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase, Role

@@ -18,7 +18,7 @@ import pytest
 
 import mauscheln_env
 from agents import EnvView, make_agent
-from agents.strategies import STRATEGIES
+from agents.scripted import STRATEGIES
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase

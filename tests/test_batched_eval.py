@@ -1,4 +1,4 @@
-"""The batched backend of the duplicate evaluation (agents/batched_eval.py) against the reference backend."""
+"""The batched backend of the duplicate evaluation (agents/evaluation/batched.py) against the reference backend."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-import agents.batched_eval as be
-from agents.batched_expert import pick_by_uniform
-from agents.evaluate import Settings, evaluate_pair, main, pair_backend
+import agents.evaluation.batched as be
+from agents.evaluation.cli import main
+from agents.evaluation.duplicate import Settings, evaluate_pair, pair_backend
 from agents.learned import sample_by_uniform
+from agents.tensor.batched_expert import pick_by_uniform
 from mauscheln_env import make_config
 from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.errors import ConfigError, MauschelnError
@@ -140,8 +141,8 @@ def test_a_checkpoint_rewritten_at_the_same_path_is_read_again(tmp_path, backend
     import os
     import shutil
 
-    from agents.batched_eval import _agent
-    from agents.evaluate import _agents_for
+    from agents.evaluation.batched import _agent
+    from agents.evaluation.duplicate import _agents_for
     from agents.learned import read_policy, resolve_checkpoint, save_policy
     from mauscheln_env import Game
 

@@ -1,4 +1,4 @@
-"""The batched ``expert`` (agents/batched_expert.py) against the Python ``ExpertAgent``, decision by decision.
+"""The batched ``expert`` (agents/tensor/batched_expert.py) against the Python ``ExpertAgent``, decision by decision.
 
 Random sessions are played on the reference engine by a mix of Python experts
 and random agents (so that unusual positions arise: random declarations, thin
@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from agents import EnvView
-from agents.baselines import ExpertAgent
-from agents.batched_expert import BatchedExpert, BatchedRandom, batched_expert_supports
+from agents.scripted.baselines import ExpertAgent
 from agents.tensor import batched_opponent
+from agents.tensor.batched_expert import BatchedExpert, BatchedRandom, batched_expert_supports
 from agents.tensor.common import TensorAgent
 from agents.tensor.mauscheln import MauschelnExpertT
 from agents.tensor.rows import RowExpert

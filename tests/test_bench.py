@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent
-from agents.bench import board, cli, replay, suite
+from agents.bench import cli, decks, leaderboard, replay
 from agents.bench.run import (
     AgentId,
     BenchError,
@@ -32,8 +32,8 @@ from agents.bench.run import (
     run_bench,
     without_timing,
 )
-from agents.evaluate import Settings, evaluate_pair
-from agents.match import game_order
+from agents.evaluation.duplicate import Settings, evaluate_pair
+from agents.evaluation.match import game_order
 from mauscheln_env.config import RULESETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def ds4():
-    return suite.load_deal_set("v1", "mauscheln_4p")
+    return decks.load_deal_set("v1", "mauscheln_4p")
 
 
 @pytest.fixture(scope="module")
@@ -52,30 +52,30 @@ def record(ds4):
 
 def _copy_decks(tmp_path: Path) -> Path:
     folder = tmp_path / "v1"
-    shutil.copytree(suite.DECKS / "v1", folder)
+    shutil.copytree(decks.DECKS / "v1", folder)
     return folder
 
 
 # ---------------------------------------------------------------------- deal sets
 def test_every_ruleset_ships_a_v1_deal_set_with_a_pinned_hash():
-    tables = suite.tables_of("v1")
-    assert tables == [t for t, _, _ in suite.suite_tables()]
-    assert {suite.load_deal_set("v1", t).ruleset for t in tables} == set(RULESETS)
+    tables = decks.tables_of("v1")
+    assert tables == [t for t, _, _ in decks.suite_tables()]
+    assert {decks.load_deal_set("v1", t).ruleset for t in tables} == set(RULESETS)
     assert [t for t in tables if t.startswith("mauscheln_") and not t.startswith("mauscheln_classic")] == [
         f"mauscheln_{n}p" for n in (3, 4, 5, 6, 7)]
     for t in tables:
-        ds = suite.load_deal_set("v1", t)
-        assert len(ds) == suite.SUITES["v1"] and ds.hash == suite.pinned_hashes("v1")[t]
-        assert ds.hash == suite.content_hash(json.loads(ds.path.read_text(encoding="utf-8")))
+        ds = decks.load_deal_set("v1", t)
+        assert len(ds) == decks.SUITES["v1"] and ds.hash == decks.pinned_hashes("v1")[t]
+        assert ds.hash == decks.content_hash(json.loads(ds.path.read_text(encoding="utf-8")))
         assert ds.config.max_deals == 1 and ds.game.n == ds.players
 
 
 def test_the_documented_command_regenerates_the_stored_deals():
     """The first deals of every table, made again by the generator, are the stored rows: a change of the
     deck, the deal pattern, the seeds or of how the engine plays (the check column) shows here."""
-    for table, ruleset, players in suite.suite_tables():
-        stored = json.loads((suite.DECKS / "v1" / f"{table}.json").read_text(encoding="utf-8"))
-        again = suite.generate("v1", table, ruleset, players, deals=12)
+    for table, ruleset, players in decks.suite_tables():
+        stored = json.loads((decks.DECKS / "v1" / f"{table}.json").read_text(encoding="utf-8"))
+        again = decks.generate("v1", table, ruleset, players, deals=12)
         assert {k: v for k, v in again.items() if k != "deals"} == {k: v for k, v in stored.items() if k != "deals"}
         assert again["deals"] == stored["deals"][:12], table
 
@@ -83,15 +83,15 @@ def test_the_documented_command_regenerates_the_stored_deals():
 def test_stored_deals_replay_to_their_checks():
     """A fixed policy replays stored deals (throw-ins, redeals and reshuffles drawn from the session seed)
     to the stored digests."""
-    for table in suite.tables_of("v1"):
-        ds = suite.load_deal_set("v1", table)
-        assert suite.verify_checks(ds, list(range(0, len(ds), 97))) == [], table
+    for table in decks.tables_of("v1"):
+        ds = decks.load_deal_set("v1", table)
+        assert decks.verify_checks(ds, list(range(0, len(ds), 97))) == [], table
 
 
 @pytest.mark.slow
 def test_every_stored_deal_replays_to_its_check():
-    for table in suite.tables_of("v1"):
-        assert suite.verify_checks(suite.load_deal_set("v1", table)) == [], table
+    for table in decks.tables_of("v1"):
+        assert decks.verify_checks(decks.load_deal_set("v1", table)) == [], table
 
 
 def test_a_changed_engine_is_caught_by_the_checks(ds4, monkeypatch):
@@ -106,7 +106,7 @@ def test_a_changed_engine_is_caught_by_the_checks(ds4, monkeypatch):
         return real(self, state, deal)
 
     monkeypatch.setattr(engine.Game, "deal_cards", shifted)
-    assert suite.verify_checks(ds4, range(60))
+    assert decks.verify_checks(ds4, range(60))
 
 
 def test_a_tampered_deal_set_is_refused(tmp_path):
@@ -115,41 +115,41 @@ def test_a_tampered_deal_set_is_refused(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     hands = data["deals"][5][3]
     hands[0], hands[1] = hands[1], hands[0]  # two seats swap hands: still a valid deal, but not the suite's
-    path.write_text(suite.dump(data), encoding="utf-8")
-    with pytest.raises(suite.DealSetError, match="content hash .* pins"):
-        suite.load_deal_set("v1", "mouche_4p", folder)
-    assert suite.load_deal_set("v1", "muschka_4p", folder).hash == suite.pinned_hashes("v1")["muschka_4p"]
+    path.write_text(decks.dump(data), encoding="utf-8")
+    with pytest.raises(decks.DealSetError, match="content hash .* pins"):
+        decks.load_deal_set("v1", "mouche_4p", folder)
+    assert decks.load_deal_set("v1", "muschka_4p", folder).hash == decks.pinned_hashes("v1")["muschka_4p"]
     # a file re-hashed by hand still is not the suite: a record made on it is refused by the leaderboard
-    pinned = json.loads((folder / suite.HASHES).read_text())
-    pinned["mouche_4p"] = suite.content_hash(data)
-    (folder / suite.HASHES).write_text(json.dumps(pinned))
-    other = suite.load_deal_set("v1", "mouche_4p", folder)
+    pinned = json.loads((folder / decks.HASHES).read_text())
+    pinned["mouche_4p"] = decks.content_hash(data)
+    (folder / decks.HASHES).write_text(json.dumps(pinned))
+    other = decks.load_deal_set("v1", "mouche_4p", folder)
     rec = run_bench("random", other, field=["expert"], deals=1, replays=0)
-    with pytest.raises(board.ResultRecordError, match="deal-set hash"):
-        board.check_record(rec)
+    with pytest.raises(leaderboard.ResultRecordError, match="deal-set hash"):
+        leaderboard.check_record(rec)
 
 
 def test_a_damaged_deal_set_names_what_is_wrong(tmp_path):
     folder = _copy_decks(tmp_path)
     (folder / "mousel_4p.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(suite.DealSetError, match="cannot be read as JSON"):
-        suite.load_deal_set("v1", "mousel_4p", folder)
+    with pytest.raises(decks.DealSetError, match="cannot be read as JSON"):
+        decks.load_deal_set("v1", "mousel_4p", folder)
     (folder / "mousel_4p.json").unlink()
-    with pytest.raises(suite.DealSetError, match="has no table"):
-        suite.load_deal_set("v1", "mousel_4p", folder)
-    with pytest.raises(suite.DealSetError, match="unknown suite"):
-        suite.load_deal_set("v0", "mousel_4p")
-    with pytest.raises(suite.DealSetError, match="allowed: 3, 4, 5, 6, 7 players"):
-        suite.find_table("v1", "mauscheln", 8)
+    with pytest.raises(decks.DealSetError, match="has no table"):
+        decks.load_deal_set("v1", "mousel_4p", folder)
+    with pytest.raises(decks.DealSetError, match="unknown suite"):
+        decks.load_deal_set("v0", "mousel_4p")
+    with pytest.raises(decks.DealSetError, match="allowed: 3, 4, 5, 6, 7 players"):
+        decks.find_table("v1", "mauscheln", 8)
 
 
 # ---------------------------------------------------------------------- bench run
 def test_the_field_is_the_reference_agents_that_support_the_table_and_its_policies(monkeypatch):
-    four = reference_field(suite.load_deal_set("v1", "mauscheln_4p"))
+    four = reference_field(decks.load_deal_set("v1", "mauscheln_4p"))
     assert four[:4] == ["random", "beginner", "expert", "pimc"]
     assert "learned:checkpoint=mauscheln4" in four
-    for table in suite.tables_of("v1"):
-        ds = suite.load_deal_set("v1", table)
+    for table in decks.tables_of("v1"):
+        ds = decks.load_deal_set("v1", table)
         field = reference_field(ds)
         assert field[:3] == ["random", "beginner", "expert"], table
         pimc = make_agent("pimc", seed=0)
@@ -157,11 +157,11 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
         assert ("pimc" in field) == pimc.determinizes, table  # pimc joins where its search plays the table
         assert all(s.startswith("learned:") for s in field[3 + pimc.determinizes:]), table
     # an agent that stops supporting a table leaves its field; one marked reference joins it
-    from agents.baselines import BeginnerAgent, RandomAgent
+    from agents.scripted.baselines import BeginnerAgent, RandomAgent
 
     monkeypatch.setattr(BeginnerAgent, "supports", lambda self, game: False)
     monkeypatch.setattr(RandomAgent, "reference", False)
-    assert reference_agents(suite.load_deal_set("v1", "mouche_4p").game) == ["expert", "pimc"]
+    assert reference_agents(decks.load_deal_set("v1", "mouche_4p").game) == ["expert", "pimc"]
 
 
 def test_a_record_names_what_produced_it(record, ds4):
@@ -175,7 +175,7 @@ def test_a_record_names_what_produced_it(record, ds4):
         assert p["deals"] == 3 and len(p["per_deal"]) == 3 and p["source"] == "played"
         assert len(p["replays"]) == 2 and all(len(games) == 8 for games in p["replays"])
         assert p["advantage"]["low"] <= p["advantage"]["mean"] <= p["advantage"]["high"]
-    board.check_record(record)
+    leaderboard.check_record(record)
 
 
 def test_the_same_agent_and_deals_give_the_same_record_but_for_timing(record, ds4):
@@ -227,28 +227,28 @@ def _variant(record, k: int):
 
 def test_submit_and_leaderboard(tmp_path, record, ds4):
     db = tmp_path / "lb.sqlite"
-    first = board.submit(record, db)
-    assert first.new and board.submit(record, db).new is False  # the same record is stored once
+    first = leaderboard.submit(record, db)
+    assert first.new and leaderboard.submit(record, db).new is False  # the same record is stored once
     ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=0)
-    board.submit(ab, db)
-    (b,) = board.leaderboard(db)
+    leaderboard.submit(ab, db)
+    (b,) = leaderboard.leaderboard(db)
     assert b.table == "mauscheln_4p" and b.deal_hash == ds4.hash and b.records == 2
     assert {e.agent for e in b.entries} == {"random", "beginner", "expert"}
     assert [e.elo for e in b.entries] == sorted((e.elo for e in b.entries), reverse=True)
     assert all(e.low <= e.elo <= e.high for e in b.entries)
-    text = board.board_markdown(b)
+    text = leaderboard.board_markdown(b)
     assert "| rank | agent | Elo (BT) | 95 % interval |" in text and "vs expert" in text
-    assert board.consistent(db) == []
+    assert leaderboard.consistent(db) == []
 
 
 def test_the_leaderboard_counts_a_pairing_once_whichever_side_played_it(tmp_path, ds4):
     ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=0)
     ba = run_bench("expert", ds4, field=["beginner"], deals=3, replays=0)
     db1, db2 = tmp_path / "one.sqlite", tmp_path / "two.sqlite"
-    board.submit(ab, db1)
-    board.submit(ab, db2)
-    board.submit(ba, db2)
-    (one,), (two,) = board.leaderboard(db1), board.leaderboard(db2)
+    leaderboard.submit(ab, db1)
+    leaderboard.submit(ab, db2)
+    leaderboard.submit(ba, db2)
+    (one,), (two,) = leaderboard.leaderboard(db1), leaderboard.leaderboard(db2)
     assert one.pairs[0].deals == two.pairs[0].deals == 3
     assert one.ratings == pytest.approx(two.ratings)
 
@@ -266,11 +266,11 @@ def test_the_leaderboard_counts_a_pairing_once_whichever_side_played_it(tmp_path
 ])
 def test_malformed_records_are_refused_and_nothing_is_written(tmp_path, record, edit, match):
     db = tmp_path / "lb.sqlite"
-    board.submit(_variant(record, 1), db)
+    leaderboard.submit(_variant(record, 1), db)
     bad = copy.deepcopy(record)
     edit(bad)
-    with pytest.raises(board.ResultRecordError, match=match):
-        board.submit(bad, db)
+    with pytest.raises(leaderboard.ResultRecordError, match=match):
+        leaderboard.submit(bad, db)
     con = sqlite3.connect(db)
     assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
     assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 2
@@ -300,21 +300,21 @@ def test_records_are_written_and_read_plain_or_gzipped(tmp_path, record):
     first = (tmp_path / "r.json.gz").read_bytes()
     write_record(record, tmp_path / "r.json.gz")
     assert (tmp_path / "r.json.gz").read_bytes() == first  # no timestamp: the same record, the same bytes
-    assert board.read_record(tmp_path / "r.json") == board.read_record(tmp_path / "r.json.gz") == record
+    assert leaderboard.read_record(tmp_path / "r.json") == leaderboard.read_record(tmp_path / "r.json.gz") == record
     (tmp_path / "bad.json.gz").write_bytes(b"not gzip at all")
-    with pytest.raises(board.ResultRecordError, match="cannot be read"):
-        board.read_record(tmp_path / "bad.json.gz")
+    with pytest.raises(leaderboard.ResultRecordError, match="cannot be read"):
+        leaderboard.read_record(tmp_path / "bad.json.gz")
 
 
 def _submit_many(db: str, records: list, barrier) -> None:
     barrier.wait()
     for rec in records:
-        board.submit(rec, db)
+        leaderboard.submit(rec, db)
 
 
 def test_two_concurrent_submitters_lose_nothing(tmp_path, record):
     db = str(tmp_path / "lb.sqlite")
-    board.connect(db).close()
+    leaderboard.connect(db).close()
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(2)
     mine = [[_variant(record, 10 * w + k) for k in range(8)] for w in range(2)]
@@ -329,32 +329,32 @@ def test_two_concurrent_submitters_lose_nothing(tmp_path, record):
     assert digests == {record_digest(r) for batch in mine for r in batch}
     assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 16 * 2
     con.close()
-    assert board.consistent(db) == []
+    assert leaderboard.consistent(db) == []
 
 
 KILLED = """
 import json, os, signal, sys
-from agents.bench import board
+from agents.bench import leaderboard
 record = json.load(open(sys.argv[2]))
-board.submit(record, sys.argv[1], before_commit=lambda con: os.kill(os.getpid(), signal.SIGKILL))
+leaderboard.submit(record, sys.argv[1], before_commit=lambda con: os.kill(os.getpid(), signal.SIGKILL))
 """
 
 
 def test_a_killed_submission_leaves_the_database_consistent(tmp_path, record):
     db = tmp_path / "lb.sqlite"
-    board.submit(_variant(record, 1), db)
+    leaderboard.submit(_variant(record, 1), db)
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(_variant(record, 2)))
     proc = subprocess.run([sys.executable, "-c", KILLED, str(db), str(path)], cwd=ROOT, capture_output=True,
                           timeout=120)
     assert proc.returncode == -signal.SIGKILL
-    assert board.consistent(db) == []
+    assert leaderboard.consistent(db) == []
     con = sqlite3.connect(db)
     assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
     assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 2
     con.close()
-    assert board.submit(_variant(record, 2), db).new  # the same record lands when submitted again
-    assert len(board.records_of(db, "v1", "mauscheln_4p")) == 2
+    assert leaderboard.submit(_variant(record, 2), db).new  # the same record lands when submitted again
+    assert len(leaderboard.records_of(db, "v1", "mauscheln_4p")) == 2
 
 
 # ---------------------------------------------------------------------- replays
@@ -394,7 +394,7 @@ def test_a_deal_whose_games_were_not_kept_is_played_again_and_checked(record):
 def test_a_replay_rebuilds_every_state_of_the_game(ds4):
     """apply_step over the recorded steps gives the engine's table after every step (every ruleset)."""
     for table in ("mauscheln_4p", "mauscheln_classic_4p", "mousel_4p", "mouche_4p", "muschka_4p"):
-        ds = suite.load_deal_set("v1", table)
+        ds = decks.load_deal_set("v1", table)
         rec = run_bench("random", ds, field=["expert"], deals=2, replays=2)
         for deal in range(2):
             games = replay.replay_deal(rec, 0, deal)
@@ -448,7 +448,7 @@ def test_cli_run_submit_leaderboard_report(tmp_path, capsys):
 
 
 def test_demo_plays_any_agents(capsys):
-    from mauscheln_env.demo import main
+    from agents.play.demo import main
 
     assert main(["--agents", "expert", "random", "beginner", "random", "--deals", "1", "--seed", "3"]) == 0
     out = capsys.readouterr().out
@@ -461,7 +461,7 @@ def test_demo_plays_any_agents(capsys):
 
 
 def test_mauscheln_command_lists_bench_and_replay():
-    from mauscheln_env.cli import SUBCOMMANDS, _importable
+    from mauscheln.cli import SUBCOMMANDS, _importable
 
     assert _importable(SUBCOMMANDS["bench"][0]) and _importable(SUBCOMMANDS["replay"][0])
 
@@ -484,7 +484,7 @@ def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
         pytest.skip("needs Debian's chromium and chromium-driver")
     db = tmp_path / "lb.sqlite"
     rec = run_bench("expert", ds4, field=["random"], deals=2, replays=2)
-    board.submit(rec, db)
+    leaderboard.submit(rec, db)
     from agents.bench.report import write_report
 
     write_report(tmp_path / "rep", db=db, replay_deals=2)
@@ -578,19 +578,19 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
     args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
     assert bench_suite.main(args) == 0
     out = capsys.readouterr().out
-    field = run.reference_field(suite.load_deal_set("v1", "mousel_4p"))  # the scripted agents, then mousel4
+    field = run.reference_field(decks.load_deal_set("v1", "mousel_4p"))  # the scripted agents, then mousel4
     k, pairs = len(field), len(field) * (len(field) - 1) // 2
     files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
     m = k - 1  # the field but pimc: each of its pairings is played on one side and mirrored on the other
     assert "pimc" in field and len(files) == k and {"beginner.json.gz", "expert.json.gz", "pimc.json.gz",
                                                       "random.json.gz"} <= set(files)  # pimc plays mousel
-    records = {p.name: board.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
+    records = {p.name: leaderboard.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
     sources = [p["source"] for r in records.values() for p in r["pairs"]]
     # pimc, run last against the whole field, plays its m pairings in its own record
     assert sources.count("played") == pairs and len(sources) == m * m
     assert out.count("mirrored from record") == m * (m - 1) // 2
     assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * m
-    (b,) = board.leaderboard(tmp_path / "leaderboard.sqlite")
+    (b,) = leaderboard.leaderboard(tmp_path / "leaderboard.sqlite")
     assert b.records == k and len(b.pairs) == pairs
     assert sorted(p.deals for p in b.pairs) == [1] * m + [2] * (pairs - m)  # pimc's pairings on one deal
     assert bench_suite.main(args) == 0
@@ -602,7 +602,7 @@ def test_the_documented_commands_parse():
     """Every ``mauscheln bench``, ``replay`` and ``demo`` line of the README and docs/benchmark.md is accepted by
     its command's parser (nothing is run)."""
     from agents.bench.replay import build_parser as replay_parser
-    from mauscheln_env.demo import build_parser as demo_parser
+    from agents.play.demo import build_parser as demo_parser
 
     parsers = {"bench": cli.build_parser(), "replay": replay_parser(), "demo": demo_parser()}
     seen = set()
@@ -621,10 +621,10 @@ def test_the_shipped_records_are_valid_and_the_readme_shows_their_leaderboard(tm
     again), and the README's leaderboard block is what they give."""
     db = tmp_path / "lb.sqlite"
     paths = sorted((ROOT / "benchmarks" / "results" / "v1").glob("*/*.json.gz"))
-    assert {p.parent.name for p in paths} == set(suite.tables_of("v1"))
+    assert {p.parent.name for p in paths} == set(decks.tables_of("v1"))
     for path in paths:
-        board.submit(board.read_record(path), db, source=str(path))
-    text = "\n\n".join(board.board_markdown(b, crosstable=False) for b in board.leaderboard(db))
+        leaderboard.submit(leaderboard.read_record(path), db, source=str(path))
+    text = "\n\n".join(leaderboard.board_markdown(b, crosstable=False) for b in leaderboard.leaderboard(db))
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- leaderboard v1: start -->\n", 1)[1].split("<!-- leaderboard v1: end -->", 1)[0]
     assert block.strip() == text.strip()

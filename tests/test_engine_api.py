@@ -1,7 +1,7 @@
 """The engine's public API for search and tools: clone, sessions with eliminated seats, stakes paid, probes.
 
 Every test runs on every ruleset (with options that reach its special steps), so that an agent that
-uses only this API (``agents/pimc.py`` does) works on the whole family.
+uses only this API (``agents/search/pimc.py`` does) works on the whole family.
 """
 
 from __future__ import annotations

@@ -10,17 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.evaluate import (
-    Estimate,
-    PairResult,
-    Settings,
-    bradley_terry,
-    evaluate_pair,
-    main,
-    merge_results,
-    summarize,
-)
-from agents.match import make_deal
+from agents.evaluation.cli import main
+from agents.evaluation.duplicate import Estimate, PairResult, Settings, evaluate_pair, summarize
+from agents.evaluation.match import make_deal
+from agents.evaluation.tournament import bradley_terry, merge_results
 from mauscheln_env import Game, make_config
 
 
@@ -211,7 +204,7 @@ def test_parallel_evaluation_of_a_torch_agent_does_not_hang():
     """The parent has loaded torch (a learned policy): worker processes must still start and finish."""
     code = (
         "from agents.base import make_agent\n"
-        "from agents.evaluate import Settings, evaluate_pair\n"
+        "from agents.evaluation.duplicate import Settings, evaluate_pair\n"
         "make_agent('learned', checkpoint='mauscheln4').act  # torch is loaded and used in the parent\n"
         "import torch; torch.ones(64, 64) @ torch.ones(64, 64)\n"
         "r = evaluate_pair('learned:checkpoint=mauscheln4', 'random', Settings(deals=8, seed=1), workers=2)\n"

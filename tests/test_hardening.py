@@ -37,11 +37,11 @@ BIG = 10**400
 # ---------------------------------------------------------------------- helpers
 def _main(command: str):
     if command == "demo":
-        from mauscheln_env.demo import main
+        from agents.play.demo import main
     elif command == "eval":
-        from agents.evaluate import main
+        from agents.evaluation.cli import main
     elif command == "play":
-        from agents.play import main
+        from agents.play.terminal import main
     elif command == "train":
         from train.ppo_selfplay import main
     else:
@@ -94,7 +94,7 @@ def run_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def results_json(tmp_path_factory) -> Path:
-    from agents.evaluate import main
+    from agents.evaluation.cli import main
 
     out = tmp_path_factory.mktemp("eval") / "out"
     assert main(["--agents", "random", "beginner", "--deals", "3", "--out", str(out), "--no-progress"]) == 0
@@ -409,7 +409,8 @@ def test_a_latest_pointer_outside_its_run_is_refused(run_dir, tmp_path):
 
 # ---------------------------------------------------------------------- eval outputs
 def test_eval_outputs_are_labelled_atomic_and_titled(results_json, capsys):
-    from agents.evaluate import PER_DEAL_COLUMNS, Tournament, _settings_line, load_results
+    from agents.evaluation.duplicate import PER_DEAL_COLUMNS
+    from agents.evaluation.tournament import Tournament, _settings_line, load_results
 
     data = json.loads(results_json.read_text())
     assert data["pairs"][0]["per_deal_columns"] == list(PER_DEAL_COLUMNS)
@@ -486,7 +487,7 @@ API_CASES = {
 
 
 def _match_pot(pot: int):
-    from agents.match import MatchRunner, make_deal
+    from agents.evaluation.match import MatchRunner, make_deal
 
     game = Game(make_config("mauscheln", 4))
     dealer, spec = make_deal(game, 0, 0)
@@ -666,7 +667,7 @@ def test_ctrl_c_in_train_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
 
 def test_ctrl_c_in_eval_stops_the_workers_with_one_line():
     proc = _interrupt_after([sys.executable, "-u", "-c",
-                             "import sys; from agents.evaluate import main; print('started', flush=True); "
+                             "import sys; from agents.evaluation.cli import main; print('started', flush=True); "
                              "sys.exit(main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', "
                              "'--no-progress']))"], "started", delay=3.0)
     assert proc.returncode == 130, proc.stderr
@@ -680,7 +681,7 @@ def test_a_ctrl_c_another_thread_took_ends_the_wait_for_the_workers():
     wake for it: here a helper thread takes SIGINT itself while the main thread waits on results that never come
     (without the sliced wait of ``_polled`` this hangs)."""
     code = ("import multiprocessing, signal, sys, threading, time\n"
-            "from agents.evaluate import _polled\n"
+            "from agents.evaluation.duplicate import _polled\n"
             "class Never:\n"
             "    def next(self, timeout=None):\n"
             "        threading.Event().wait(timeout)  # no timeout: for ever\n"
@@ -707,7 +708,7 @@ def test_a_ctrl_c_another_thread_took_ends_the_wait_for_the_workers():
 def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
     """eval imports torch lazily; a KeyboardInterrupt raised inside torch's C++ initialisation aborted the process
     (exit -6). Inside ``_ctrl_c_held`` a SIGINT is only noted, and raised on leaving, to the handler in place."""
-    from agents.evaluate import _ctrl_c_held
+    from agents.evaluation.duplicate import _ctrl_c_held
 
     before = signal.getsignal(signal.SIGINT)
     reached_the_end = False
@@ -727,7 +728,7 @@ def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
 def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
     """Ctrl-C in the instant the worker processes start (before they ignore it) once hung ``eval`` for ever
     (2 of 12 tries): a worker killed holding the task queue's lock blocked the pool's shutdown."""
-    code = ("import sys; from agents.evaluate import main; print('started', flush=True); "
+    code = ("import sys; from agents.evaluation.cli import main; print('started', flush=True); "
             "sys.exit(main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', '--no-progress']))")
     for delay in (0.0, 0.02, 0.05, 0.08, 0.12, 0.2):
         proc = _interrupt_after([sys.executable, "-u", "-c", code], "started", delay=delay)
@@ -744,7 +745,7 @@ def test_eval_workers_start_with_ctrl_c_held_off(start_method):
     if start_method not in multiprocessing.get_all_start_methods():
         pytest.skip(f"no {start_method} start method on this platform")
     code = ("import multiprocessing, signal, sys\n"
-            "import agents.evaluate as ev\n"
+            "import agents.evaluation.duplicate as ev\n"
             f"ev._pool_context = lambda: multiprocessing.get_context({start_method!r})\n"
             "with ev._worker_pool(1) as pool:\n"
             "    held = pool.apply(signal.pthread_sigmask, (signal.SIG_BLOCK, []))\n"

@@ -141,7 +141,7 @@ def test_tianshou_collector_plays_masked_sessions(ruleset):
 # ---------------------------------------------------------------------- RLlib environment
 def _rllib_env(ruleset, **config):
     pytest.importorskip("ray.rllib")
-    from mauscheln_env.integrations.rllib import MauschelnMultiAgentEnv
+    from train.rllib_env import MauschelnMultiAgentEnv
 
     base = {"ruleset": ruleset, "num_players": 3, "rules": {"max_deals": 2}, "seed": 0,
             "opponents": {"self": 1, "random": 1, "expert": 1}}
@@ -229,7 +229,7 @@ def test_rllib_envs_of_different_runners_deal_different_sessions_from_the_same_s
     pytest.importorskip("ray.rllib")
     from ray.rllib.env.env_context import EnvContext
 
-    from mauscheln_env.integrations.rllib import MauschelnMultiAgentEnv
+    from train.rllib_env import MauschelnMultiAgentEnv
 
     config = {"ruleset": "mauscheln", "num_players": 4, "seed": 7}
 
@@ -247,7 +247,7 @@ def test_rllib_envs_of_different_runners_deal_different_sessions_from_the_same_s
 
 def test_rllib_env_refuses_bad_configs():
     pytest.importorskip("ray.rllib")
-    from mauscheln_env.integrations.rllib import MauschelnMultiAgentEnv
+    from train.rllib_env import MauschelnMultiAgentEnv
 
     for config, needle in [({"colour": 1}, "unknown key"), ({"opponents": {"grandmaster": 1}}, "grandmaster"),
                            ({"opponents": {"snapshot": 1}}, "snapshot"), ({"formats": ["duel"]}, "formats"),
@@ -292,7 +292,7 @@ TRAINED_IN_CI = {"mauscheln", "muschka"}
                                      for r in RULESETS])
 def test_rllib_ppo_one_iteration_on_one_cpu_exports_a_policy_eval_can_play(tmp_path, ruleset):
     pytest.importorskip("ray.rllib")
-    from agents.evaluate import Settings, evaluate_pair
+    from agents.evaluation.duplicate import Settings, evaluate_pair
 
     path = _train(tmp_path, "--ruleset", ruleset, "--num-players", "3", "--snapshot-every", "1")
     result = evaluate_pair(f"learned:checkpoint={path}", "random", Settings(ruleset=ruleset, players=3, deals=4, seed=0),

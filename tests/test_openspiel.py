@@ -376,7 +376,7 @@ def _resample_all(game, sessions: int, seed: int) -> tuple[int, int, int]:
     information set (the player's information state string and legal actions are the real ones); returns how
     many decisions were resampled, how many of them redrew another history, and how many raised
     :class:`ResampleError`."""
-    from agents.openspiel import PimcResampler, ResampleError
+    from agents.search.openspiel import PimcResampler, ResampleError
 
     resample = PimcResampler(seed=0)
     checked = moved = failed = 0
@@ -423,7 +423,7 @@ def test_pimc_resampler_on_the_smallest_and_largest_tables(ruleset, table):
 
 
 def test_ismcts_bot_plays_a_deal():
-    from agents.openspiel import ismcts_bot
+    from agents.search.openspiel import ismcts_bot
 
     game = load(players=3)
     bot = ismcts_bot(game, simulations=8, seed=0)
@@ -485,8 +485,8 @@ def test_openspiel_agent_sits_at_tables_beyond_mauscheln(ruleset):
 
 def test_openspiel_agent_refuses_rules_pimc_cannot_determinize():
     from agents import make_agent
-    from agents.openspiel import UnsupportedError, determinize
-    from agents.pimc import PIMCAgent
+    from agents.search.openspiel import UnsupportedError, determinize
+    from agents.search.pimc import PIMCAgent
     from mauscheln_env.engine import Game
 
     engine = Game(make_config("mouche", 3))
@@ -507,7 +507,7 @@ def test_openspiel_agent_refuses_rules_pimc_cannot_determinize():
 
 
 def test_agent_policy_is_a_function_of_the_information_state():
-    from agents.openspiel import AgentPolicy
+    from agents.search.openspiel import AgentPolicy
 
     game = load(players=3)
     policy = AgentPolicy(game, "random")

@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from agents import make_agent
-from agents.play import TerminalTable, main
+from agents.play.terminal import TerminalTable, main
 from mauscheln_env import Game, MauschelnError, Phase, make_config
 
 MENU = re.compile(r"(\d+)\) ")
@@ -22,7 +22,7 @@ def _first_number(menu: str) -> str:
 
 
 def test_play_a_full_deal_in_a_pseudo_terminal():
-    child = pexpect.spawn(sys.executable, ["-m", "agents.play", "--seed", "4", "--deals", "1", "--agents", "random"],
+    child = pexpect.spawn(sys.executable, ["-m", "agents.play.terminal", "--seed", "4", "--deals", "1", "--agents", "random"],
                           encoding="utf-8", timeout=30, dimensions=(50, 160))
     log = io.StringIO()
     child.logfile_read = log
@@ -49,7 +49,7 @@ def test_play_a_full_deal_in_a_pseudo_terminal():
 
 
 def test_play_through_the_mauscheln_command():
-    child = pexpect.spawn(sys.executable, ["-m", "mauscheln_env.cli", "play", "--seed", "2", "--deals", "1",
+    child = pexpect.spawn(sys.executable, ["-m", "mauscheln.cli", "play", "--seed", "2", "--deals", "1",
                                            "--players", "3", "--agents", "expert", "--ascii", "--knock"],
                           encoding="utf-8", timeout=30)
     log = io.StringIO()

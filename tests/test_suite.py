@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from agents.evaluate import Settings
-from agents.evaluate import main as evaluate_main
-from agents.suite import END, KEPT, START, learned_for, main, summary_table
+from agents.evaluation.cli import main
+from agents.evaluation.cli import main as evaluate_main
+from agents.evaluation.crosstables import END, KEPT, START, learned_for, summary_table
+from agents.evaluation.duplicate import Settings
 
 
 def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys):

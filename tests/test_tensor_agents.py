@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from agents import EnvView
-from agents.baselines import BeginnerAgent, ExpertAgent
+from agents.scripted.baselines import BeginnerAgent, ExpertAgent
 from agents.tensor import TENSOR_AGENTS, batched_opponent, tensor_agent
 from agents.tensor.common import SharedUniform, TensorAgent, check_layout
 from agents.tensor.rows import InfoFromObservation, RowExpert

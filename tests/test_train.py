@@ -368,7 +368,7 @@ def test_reference_run_against_a_python_agent_with_a_central_critic(tmp_path):
     """A registered agent that is not tensor code plays its seats through one reused view of the reference
     engine; it is reseeded every update, so a stopped run resumes exactly with it too."""
     from agents.base import register_agent
-    from agents.baselines import RandomAgent
+    from agents.scripted.baselines import RandomAgent
 
     register_agent("py_random", RandomAgent, "a Python agent that draws from its generator (test)")
     flags = ["--config", str(SMOKE), "--central-critic", "--self-play-prob", "0", "--baseline-opponents",
@@ -626,7 +626,7 @@ SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "maus
            "mauscheln7": ("mauscheln", 7),
            "mauscheln_classic4": ("mauscheln_classic", 4), "mousel4": ("mousel", 4),
            "mouche4": ("mouche", 4), "muschka4": ("muschka", 4)}
-"""Every policy in agents/policies/ and the table it was trained for (a file missing or added fails a test)."""
+"""Every policy in agents/learned/policies/ and the table it was trained for (a file missing or added fails a test)."""
 
 
 def test_the_shipped_policies_are_the_listed_ones():
@@ -639,7 +639,7 @@ def test_the_shipped_policies_are_the_listed_ones():
 def test_each_shipped_policy_loads_by_name_and_beats_random(name):
     """Loadable by name, the default of `learned` at its table, legal play, and better than random (duplicate)."""
     from agents.base import make_agent
-    from agents.evaluate import Settings, evaluate_pair
+    from agents.evaluation.duplicate import Settings, evaluate_pair
 
     ruleset, players = SHIPPED[name]
     game = Game(make_config(ruleset, players))
@@ -688,7 +688,7 @@ def test_bad_training_options_are_refused_with_what_is_allowed(tmp_path, capsys,
 def test_phase_stats_give_each_ruleset_its_decision_rates(ruleset, tags):
     """The trainer's TensorBoard rates: every decision phase but the trick play, every action by its string;
     the rates of a phase sum to 1, and only the learner's decisions count."""
-    from agents.batched_expert import BatchedRandom
+    from agents.tensor.batched_expert import BatchedRandom
     from mauscheln_env.vecenv import make_vector_env
     from train.ppo_selfplay import PhaseStats
 

@@ -5,7 +5,7 @@
     mauscheln distill runs/x/policy.safetensors --teacher "pimc:model=runs/x/policy.safetensors,samples=8"
 
 Issue 13, item 5's second half. The teacher (by default ``pimc:model=POLICY``: the search on top of the policy,
-:mod:`agents.pimc`) plays every seat of ``--deals`` one-deal sessions of the policy's own table on the reference
+:mod:`agents.search.pimc`) plays every seat of ``--deals`` one-deal sessions of the policy's own table on the reference
 engine, and every decision with a choice is recorded: the acting seat's observation, its mask and the teacher's
 action. Where the search keeps the policy's own choice that action is a draw from the policy; where it overrules
 the policy it is the search's improvement. So fitting the actor to these actions by cross-entropy moves the
@@ -227,7 +227,7 @@ def distill(args: DistillArgs) -> dict[str, Any]:
           f"{figures['held_out_agreement_before']:.3f} -> {figures['held_out_agreement_after']:.3f}\nwritten: {out}",
           flush=True)
     if args.eval_deals:
-        from agents.evaluate import Settings, evaluate_pair
+        from agents.evaluation.duplicate import Settings, evaluate_pair
 
         rules = dict(layout["rules"])
         ruleset, players = rules.pop("ruleset"), rules.pop("num_players")

@@ -130,7 +130,7 @@ def _train_role(base: Any, role: str, rnd: int, init_from: str | None, opponents
 def league(args: LeagueArgs) -> dict[str, Any]:
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.evaluate import Settings, evaluate_pair
+    from agents.evaluation.duplicate import Settings, evaluate_pair
     from train.ppo_selfplay import parse_args, rules_config
     from train.report import options_of
 

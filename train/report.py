@@ -2,11 +2,11 @@
 
 Both training scripts end here: the candidate (an agent spec such as
 ``learned:checkpoint=runs/.../policy.safetensors``) plays duplicate deals in
-both formats against each baseline through :func:`agents.evaluate.evaluate_pair`,
+both formats against each baseline through :func:`agents.evaluation.duplicate.evaluate_pair`,
 and the table reports the candidate's advantage in chips per deal with a 95 %
 confidence interval over deals, per format and combined. A pairing whose agents
 all have tensor forms (a learned policy, random, beginner, expert) plays on the
-batched engine (``backend="auto"``, :mod:`agents.batched_eval`: the same deals,
+batched engine (``backend="auto"``, :mod:`agents.evaluation.batched`: the same deals,
 chance and scripted decisions as the reference engine), any other on the
 reference engine.
 """
@@ -17,7 +17,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from agents.evaluate import Settings, evaluate_pair
+from agents.evaluation.duplicate import Settings, evaluate_pair
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.files import atomic_write
 from mauscheln_env.ruleargs import options_of

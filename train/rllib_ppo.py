@@ -4,9 +4,9 @@
     python -m train.rllib_ppo --iterations 2 --train-batch 256 --num-cpus 1  # a smoke run
     RAY_ADDRESS=auto python -m train.rllib_ppo --num-env-runners 64 --num-learners 2 --minutes 60  # on a cluster
 
-One RLModule, ``"main"`` (:class:`mauscheln_env.integrations.rllib.MaskedPolicyModule`),
+One RLModule, ``"main"`` (:class:`train.rllib_env.MaskedPolicyModule`),
 plays every seat RLlib sees. Each episode is one session of
-:class:`~mauscheln_env.integrations.rllib.MauschelnMultiAgentEnv`, whose
+:class:`~train.rllib_env.MauschelnMultiAgentEnv`, whose
 seeded generator deals the table: the opponent (every seat main, a frozen
 snapshot of main, or a scripted agent from ``agents.make_agent`` such as
 ``random`` and ``expert``), the duplicate format (main alone against a field,
@@ -139,7 +139,7 @@ def build_config(args: Args):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from mauscheln_env.integrations.rllib import MAIN, MaskedPolicyModule, MauschelnMultiAgentEnv
+    from train.rllib_env import MAIN, MaskedPolicyModule, MauschelnMultiAgentEnv
 
     return (
         PPOConfig()
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
         cfg = env_config(args)
-        from mauscheln_env.integrations.rllib import MauschelnMultiAgentEnv
+        from train.rllib_env import MauschelnMultiAgentEnv
 
         probe = MauschelnMultiAgentEnv(cfg)  # bad rules or opponents fail here, before Ray starts
     except (ConfigError, ValueError) as exc:
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.learned import NetSpec
-    from mauscheln_env.integrations.rllib import MAIN, export_policy, push_snapshots
+    from train.rllib_env import MAIN, export_policy, push_snapshots
 
     torch.set_num_threads(1)
     address = args.address or os.environ.get("RAY_ADDRESS")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.sb3 import SB3Agent  # noqa: F401  (the agent that plays the saved model; re-exported)
+from agents.learned.sb3 import SB3Agent  # noqa: F401  (the agent that plays the saved model; re-exported)
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
 

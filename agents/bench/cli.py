@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.board import read_record, submit, summary_line
+    from agents.bench.leaderboard import read_record, submit, summary_line
     from agents.bench.run import deal_set_for, run_bench, write_record
 
     deal_set = deal_set_for(args.suite, args.ruleset, args.players)
@@ -162,7 +162,7 @@ def _run(args: argparse.Namespace, command: str) -> int:
 
 def _single_threaded_torch() -> None:
     """One torch thread: a policy evaluates one observation at a time, where torch's thread pool only costs
-    (25x slower on two busy cores, measured); parallel games come from --workers."""
+    (many times slower on a busy machine); parallel games come from --workers."""
     import importlib.util
 
     if importlib.util.find_spec("torch") is not None:
@@ -172,7 +172,7 @@ def _single_threaded_torch() -> None:
 
 
 def _submit(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.board import read_record, submit, summary_line
+    from agents.bench.leaderboard import read_record, submit, summary_line
 
     records = [(str(p), read_record(p)) for p in args.results]
     for source, record in records:
@@ -181,7 +181,7 @@ def _submit(args: argparse.Namespace, command: str) -> int:
 
 
 def _tables_wanted(args: argparse.Namespace) -> list[str] | None:
-    from agents.bench.suite import find_table
+    from agents.bench.decks import find_table
 
     if args.ruleset is None:
         if args.players is not None:
@@ -191,7 +191,7 @@ def _tables_wanted(args: argparse.Namespace) -> list[str] | None:
 
 
 def _leaderboard(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.board import board_markdown, default_db, leaderboard
+    from agents.bench.leaderboard import board_markdown, default_db, leaderboard
 
     boards = leaderboard(args.db, args.suite, _tables_wanted(args))
     if args.json:
@@ -216,7 +216,7 @@ def _report(args: argparse.Namespace, command: str) -> int:
 
 
 def _tables(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.suite import load_deal_set, tables_of
+    from agents.bench.decks import load_deal_set, tables_of
 
     for table in tables_of(args.suite):
         ds = load_deal_set(args.suite, table)
@@ -225,7 +225,7 @@ def _tables(args: argparse.Namespace, command: str) -> int:
 
 
 def _generate(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.suite import check_suite, write_suite
+    from agents.bench.decks import check_suite, write_suite
 
     check_suite(args.suite)
     if args.deals is not None and args.deals < 1:

@@ -48,10 +48,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.bench.decks import DealSet, load_deal_set
 from agents.bench.run import decode_game, pair_from_record, snap_per_deal
-from agents.bench.suite import DealSet, load_deal_set
-from agents.evaluate import play_block
-from agents.match import FORMATS, game_order, lineup_of
+from agents.evaluation.duplicate import play_block
+from agents.evaluation.match import FORMATS, game_order, lineup_of
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, Game, Phase, State
 from mauscheln_env.errors import MauschelnError
@@ -237,7 +237,7 @@ def find_pair(record: Mapping[str, Any], opponent: str | None) -> int:
 
 def replay_deal(record: Mapping[str, Any], pair: int, deal: int, *, replay: bool = True) -> list[list[int]]:
     """The action ids of the ``2 n`` games of suite deal ``deal`` in pairing ``pair`` of a record
-    (:func:`agents.evaluate.game_order`): the recorded ones, else (``replay``) played again with the agents
+    (:func:`agents.evaluation.duplicate.game_order`): the recorded ones, else (``replay``) played again with the agents
     and checked against the record's per-deal figures."""
     deal_set = record_deal_set(record)
     p = record["pairs"][pair]
@@ -368,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        from agents.bench.board import check_record, read_record
+        from agents.bench.leaderboard import check_record, read_record
 
         record = read_record(args.result)
         check_record(record, args.result)

@@ -30,11 +30,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.bench.board import Board, board_markdown, leaderboard, records_of
+from agents.bench.decks import load_deal_set
+from agents.bench.leaderboard import Board, board_markdown, leaderboard, records_of
 from agents.bench.replay import ReplayError, game_replay, replay_deal, table_legend
 from agents.bench.run import AgentId
-from agents.bench.suite import load_deal_set
-from agents.match import FORMATS, game_order
+from agents.evaluation.match import FORMATS, game_order
 from mauscheln_env.files import atomic_write, atomic_write_text
 
 PAGE_TITLE = "Mauscheln benchmark"
@@ -152,7 +152,7 @@ def write_report(out: str | Path, **kwargs: Any) -> list[Path]:
     """Write ``index.html``, ``report.json`` and ``charts/<table>.png`` into ``out``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        from agents.bench.board import LeaderboardError
+        from agents.bench.leaderboard import LeaderboardError
 
         raise LeaderboardError(f"--out {out} is a file; allowed: a folder")
     data, charts = build_report(**kwargs)

@@ -5,13 +5,13 @@ listed: every agent of the static registry (:data:`agents.base.AGENTS`, in its
 order) whose class is marked :attr:`~agents.base.Agent.reference` and that
 :meth:`~agents.base.Agent.supports` the table (plays it as itself, not through
 a fallback), built by name with its default parameters; then every shipped
-policy (``agents/policies/*.safetensors``) trained for exactly that table
+policy (``agents/learned/policies/*.safetensors``) trained for exactly that table
 (``learned:checkpoint=<name>``). Today that is ``random``, ``beginner`` and
 ``expert`` everywhere, ``pimc`` where its search determinizes the table, and
 the shipped policies; an agent that learns a ruleset, or a policy shipped
 later, joins that table's field by itself.
 
-Every pairing is a duplicate evaluation (:func:`agents.evaluate.evaluate_pair`)
+Every pairing is a duplicate evaluation (:func:`agents.evaluation.duplicate.evaluate_pair`)
 on the suite's fixed deals (both formats, common random numbers, 95 %
 intervals over deals). The result record (:func:`run_bench`, a JSON file)
 holds the agent's spec and checkpoint hash, the deal set's suite, table and
@@ -48,8 +48,9 @@ import numpy as np
 
 import mauscheln_env
 from agents.base import AGENTS, Agent, agent_class, agent_from_spec, make_agent
-from agents.bench.suite import DealSet, DealSetError, check_suite, find_table, load_deal_set
-from agents.evaluate import FORMATS, PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
+from agents.bench.decks import DealSet, DealSetError, check_suite, find_table, load_deal_set
+from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
+from agents.evaluation.match import FORMATS
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, atomic_write_text

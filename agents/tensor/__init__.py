@@ -1,6 +1,6 @@
 """Tensor ``beginner`` and ``expert`` for every ruleset: batched decisions from ``(obs, mask)``.
 
-The tensor forms of the scripted baselines of :mod:`agents.baselines`, for the
+The tensor forms of the scripted baselines of :mod:`agents.scripted.baselines`, for the
 batched backend, where a trainer has observations and masks and no ``info``
 dicts. Each makes exactly the decisions of its Python agent
 (``tests/test_tensor_agents.py`` checks every ruleset and player count, decision
@@ -8,7 +8,7 @@ by decision); :mod:`agents.tensor.common` says how the random fallback draws so
 that this holds.
 
 :data:`TENSOR_AGENTS` maps a ruleset to the factory of each level, as
-:data:`agents.strategies.STRATEGIES` maps it to the Python strategies:
+:data:`agents.scripted.STRATEGIES` maps it to the Python strategies:
 
 ==================  ============  ==========================================================
 ruleset             beginner      expert
@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from agents.batched_expert import BatchedRandom
+from agents.tensor.batched_expert import BatchedRandom
 from agents.tensor.classic import ClassicBeginnerT
 from agents.tensor.common import TensorAgent
 from agents.tensor.mauscheln import MauschelnBeginnerT, mauscheln_expert

@@ -1,4 +1,4 @@
-"""Tensor ``beginner`` for ``mauscheln_classic`` (mirroring :class:`agents.strategies.classic.ClassicBeginner`).
+"""Tensor ``beginner`` for ``mauscheln_classic`` (mirroring :class:`agents.scripted.classic.ClassicBeginner`).
 
 The expert (the trick model) is the Python one row by row (:class:`agents.tensor.rows.RowAgent`).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.strategies.classic import ClassicBeginner
+from agents.scripted.classic import ClassicBeginner
 from agents.tensor.common import Features, VectorAgent
 
 

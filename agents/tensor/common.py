@@ -3,7 +3,7 @@
 A *tensor strategy* is the scripted strategy of one ruleset and one level
 (``beginner``, ``expert``) as a function of ``(obs, mask)`` for a whole batch
 of decisions: ``act(obs float32[B, D], mask bool[B, A]) -> int64[B]``. It
-mirrors one Python strategy of :mod:`agents.strategies` (its class attribute
+mirrors one Python strategy of :mod:`agents.scripted` (its class attribute
 ``python``) decision for decision and takes every static fact from an instance
 of it (action ids, rank order, card power, the required action vocabulary), so
 the two cannot drift apart on a table.
@@ -14,7 +14,7 @@ pieces' codecs and labels), never an engine state, so it can know nothing a
 seat cannot see. :func:`check_layout` refuses, at construction, a game whose
 observation it cannot read (:class:`~mauscheln_env.errors.ConfigError`).
 
-## The rule that turns a strategy's answer into an action (as :class:`agents.baselines._ScriptedAgent`)
+## The rule that turns a strategy's answer into an action (as :class:`agents.scripted.baselines._ScriptedAgent`)
 
 * one legal action: that action;
 * the strategy's answer where it has one and it is legal;
@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from agents.batched_expert import order_keys, pick, pick_by_uniform, seeded_generator
-from agents.strategies.common import Strategy
+from agents.scripted.common import Strategy
+from agents.tensor.batched_expert import order_keys, pick, pick_by_uniform, seeded_generator
 from mauscheln_env.cards import SUITS
 from mauscheln_env.engine import PLAYING_ROLES, Game, Role
 from mauscheln_env.errors import ConfigError
@@ -360,7 +360,7 @@ class VectorAgent(TensorAgent):
 
     # ------------------------------------------------------------------ shared rules
     def next_mark(self, f: Features, throw: torch.Tensor) -> torch.Tensor:
-        """:func:`agents.strategies.common.next_mark`: the weakest legal card of ``throw``, else ``done``
+        """:func:`agents.scripted.common.next_mark`: the weakest legal card of ``throw``, else ``done``
         where legal, else the weakest legal card."""
         mark, any_mark = f.weakest(throw & f.legal)
         weakest, _ = f.weakest(f.legal)
@@ -368,7 +368,7 @@ class VectorAgent(TensorAgent):
         return torch.where(any_mark, mark, torch.where(f.legal_action("done"), done, weakest))
 
     def play_high_or_low(self, f: Features) -> torch.Tensor:
-        """:func:`agents.strategies.common.play_high_or_low`: lead the strongest card; follow with the
+        """:func:`agents.scripted.common.play_high_or_low`: lead the strongest card; follow with the
         strongest card that wins, else the weakest."""
         in_progress, win, _ = f.current
         winners = f.legal & self.beats.index_select(0, f.suit * self.N + win)

@@ -1,6 +1,6 @@
-"""Tensor ``beginner`` and ``expert`` for ``mauscheln`` (mirroring :mod:`agents.strategies.mauscheln`).
+"""Tensor ``beginner`` and ``expert`` for ``mauscheln`` (mirroring :mod:`agents.scripted.mauscheln`).
 
-The expert is :class:`agents.batched_expert.BatchedExpert` (tensor code, every
+The expert is :class:`agents.tensor.batched_expert.BatchedExpert` (tensor code, every
 option but Vierling, Belli and Weli); with those options on, the expert is the
 Python one row by row (:class:`agents.tensor.rows.RowAgent`).
 """
@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from agents.batched_expert import BatchedExpert, batched_expert_supports
-from agents.strategies.mauscheln import MauschelnBeginner
+from agents.scripted.mauscheln import MauschelnBeginner
+from agents.tensor.batched_expert import BatchedExpert, batched_expert_supports
 from agents.tensor.common import Features, TensorAgent, VectorAgent, check_layout
 from agents.tensor.rows import RowExpert
 from mauscheln_env.engine import Game

@@ -1,5 +1,5 @@
 """Tensor ``beginner`` for ``mouche`` and the deciding rulesets (mirroring
-:class:`agents.strategies.mouche.DecideBeginner` and :class:`~agents.strategies.mouche.MoucheBeginner`).
+:class:`agents.scripted.mouche.DecideBeginner` and :class:`~agents.scripted.mouche.MoucheBeginner`).
 
 The expert (the trick model) is the Python one row by row (:class:`agents.tensor.rows.RowAgent`).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.strategies.mouche import DecideBeginner, MoucheBeginner
+from agents.scripted.mouche import DecideBeginner, MoucheBeginner
 from agents.tensor.common import Features, VectorAgent
 from mauscheln_env.cards import SUITS
 
@@ -29,7 +29,7 @@ class DecideBeginnerT(VectorAgent):
         self.hand_size = rules.hand_size
 
     def _flush(self, f: Features) -> torch.Tensor:
-        """Five dealt cards of one suit (:func:`agents.strategies.mouche._flush`)."""
+        """Five dealt cards of one suit (:func:`agents.scripted.mouche._flush`)."""
         suits = ((f.hand & self.suited[None, :]).to(torch.float32) @ self.suit_cards) > 0
         return (f.hand.sum(dim=1) == self.hand_size) & (suits.sum(dim=1) == 1)
 

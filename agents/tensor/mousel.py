@@ -1,4 +1,4 @@
-"""Tensor ``beginner`` for ``mousel`` (mirroring :class:`agents.strategies.mousel.MouselBeginner`).
+"""Tensor ``beginner`` for ``mousel`` (mirroring :class:`agents.scripted.mousel.MouselBeginner`).
 
 The expert (the trick model) is the Python one row by row (:class:`agents.tensor.rows.RowAgent`).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.strategies.mousel import MouselBeginner
+from agents.scripted.mousel import MouselBeginner
 from agents.tensor.common import Features, VectorAgent
 
 

@@ -1,4 +1,4 @@
-"""Tensor ``beginner`` for ``muschka`` (mirroring :class:`agents.strategies.muschka.MuschkaBeginner`: the
+"""Tensor ``beginner`` for ``muschka`` (mirroring :class:`agents.scripted.muschka.MuschkaBeginner`: the
 Mouche beginners' rules with the ace high).
 
 The expert (the trick model, played for the score) is the Python one row by row
@@ -7,7 +7,7 @@ The expert (the trick model, played for the score) is the Python one row by row
 
 from __future__ import annotations
 
-from agents.strategies.muschka import MuschkaBeginner
+from agents.scripted.muschka import MuschkaBeginner
 from agents.tensor.mouche import DecideBeginnerT
 
 

@@ -1,6 +1,6 @@
 """A Python strategy behind the tensor interface: ``act(obs, mask)`` row by row, from the observation alone.
 
-:class:`RowAgent` runs the very Python strategy of :mod:`agents.strategies` on
+:class:`RowAgent` runs the very Python strategy of :mod:`agents.scripted` on
 each row of a batch, with the ``info`` the strategy reads rebuilt from the
 observation (nothing else is at hand on the batched backend), in the frame of
 relative seats (the acting seat is seat 0):
@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from agents.strategies import strategy_class
-from agents.strategies.common import Strategy
+from agents.scripted import strategy_class
+from agents.scripted.common import Strategy
 from agents.tensor.common import TensorAgent, check_layout
 from mauscheln_env.engine import PLAYING_ROLES, Game, Role
 from mauscheln_env.observation import Numbers, SeatNumbers

@@ -1,4 +1,4 @@
-"""The trick-model experts as tensor code (:class:`agents.strategies.common.TrickStrategy`).
+"""The trick-model experts as tensor code (:class:`agents.scripted.common.TrickStrategy`).
 
 :class:`TrickExpertT` and its per-ruleset subclasses make the decisions of the
 experts of ``mauscheln_classic``, ``mousel``, ``mouche`` and ``muschka`` for a
@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.strategies.classic import ClassicExpert
-from agents.strategies.common import TrickStrategy
-from agents.strategies.mouche import MoucheExpert
-from agents.strategies.mousel import MouselExpert
-from agents.strategies.muschka import SPADES, MuschkaExpert
+from agents.scripted.classic import ClassicExpert
+from agents.scripted.common import TrickStrategy
+from agents.scripted.mouche import MoucheExpert
+from agents.scripted.mousel import MouselExpert
+from agents.scripted.muschka import SPADES, MuschkaExpert
 from agents.tensor.common import Features, VectorAgent
 from agents.tensor.mousel import forehand_seat
 from agents.tensor.rows import RowExpert
@@ -363,7 +363,7 @@ class TrickExpertT(VectorAgent):
         return torch.where(known_beats, 1.0, q)
 
     def miss_all(self, pool: torch.Tensor, bad: torch.Tensor, hand: torch.Tensor) -> torch.Tensor:
-        """:func:`agents.strategies.common.miss_all`, elementwise."""
+        """:func:`agents.scripted.common.miss_all`, elementwise."""
         p = torch.ones_like(pool)
         for i in range(self.hand_size):
             step = p * ((pool - bad - i).clamp_min(0.0) / (pool - i))
@@ -596,7 +596,7 @@ class TrickExpertT(VectorAgent):
         return torch.where(weight != 0, tot / torch.where(weight != 0, weight, 1.0), 0.0)
 
     def beat_odds(self, pool, hand, follow, up, void_beat):
-        """:func:`agents.strategies.common.beat_odds`, elementwise."""
+        """:func:`agents.scripted.common.beat_odds`, elementwise."""
         p = 1.0 - self.miss_all(pool, up, hand)
         extra = self.miss_all(pool, follow, hand) * (1.0 - self.miss_all(pool - follow, void_beat, hand))
         return torch.where(void_beat != 0, p + extra, p)
@@ -669,7 +669,7 @@ class TrickExpertT(VectorAgent):
         return throw[:, :N], best_n >= 0, best_ev
 
     def expected(self, table: torch.Tensor, probs: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
-        """float64[B]: :func:`agents.strategies.common.expected` over the chances ``probs`` [B, K] where ``on``,
+        """float64[B]: :func:`agents.scripted.common.expected` over the chances ``probs`` [B, K] where ``on``,
         in their order."""
         B, T = table.shape[0], self.T
         dist = torch.zeros(B, T + 2, dtype=F64, device=self.device)
@@ -716,7 +716,7 @@ class TrickExpertT(VectorAgent):
 
 def _pot_payoff(v: dict, seat: torch.Tensor, tricks: torch.Tensor, need: torch.Tensor, T: int,
                 per_missing: bool) -> torch.Tensor:
-    """:func:`agents.strategies.common.pot_payoff`, int64."""
+    """:func:`agents.scripted.common.pot_payoff`, int64."""
     pot = v["pot"][:, None]
     gain = pot // T * tricks
     short = (need[:, None] - tricks).clamp_min(0)

@@ -4,12 +4,10 @@ A step of the batched engine allocates its new state and outputs (tens of MB at
 B = 65536) and frees the previous ones. glibc's ``malloc`` hands the top of its
 heap back to the system once more than its trim threshold lies free there, and
 maps blocks above its (adaptive) mmap threshold afresh, so the next step
-faults the same pages in again: 1,300-3,300 page faults and 2-6 ms of kernel
-time per step (compiled, two threads, B = 32768-65536, every ruleset,
-2026-12-05). :func:`keep_freed_memory` fixes both thresholds, so freed blocks
-stay in the heap for the next step: the same runs had under 100 faults per step
-and took up to 12 % less wall time (muschka within the noise; eager, B = 16384:
-14-16 %). The process keeps its peak heap instead of shrinking after it.
+faults the same pages in again, thousands of page faults per step.
+:func:`keep_freed_memory` fixes both thresholds, so freed blocks stay in the heap
+for the next step. The process keeps its peak heap instead of shrinking after it
+(the lab notebook in the docs has the measurements).
 
 The benchmark (``benchmarks/batched_throughput.py``, unless ``--malloc default``),
 the trainer with the batched backend and the workers of

@@ -118,12 +118,11 @@ def queue_bound(game: Game, money: int) -> int:
 def _fill_ones(flat: torch.Tensor, ones: torch.Tensor) -> None:
     """Set the one-hot cells ``ones`` (flat indices) of the observation buffer, given as ``out.view(-1)``, to 1.
 
-    Compiled on its own graph it is a plain parallel scatter, 25-29 % faster than ``index_fill_`` on the CPU at 1
-    and 2 threads (inside the observation's graph the mutation made inductor copy the whole buffer, twice as
-    slow). The caller flattens the buffer: inductor writes into a view made inside the graph in place only when
-    the input starts its storage, and a buffer of rows further into a block (the workers of ``SubprocVectorEnv``)
-    was copied whole, and back, on every call: 30 ms against 2.2 ms at B = 16384 (mouche, one thread,
-    2026-12-05)."""
+    Compiled on its own graph it is a plain parallel scatter, faster than ``index_fill_`` on the CPU (inside the
+    observation's graph the mutation makes inductor copy the whole buffer). The caller flattens the buffer:
+    inductor writes into a view made inside the graph in place only when the input starts its storage, and a
+    buffer of rows further into a block (the workers of ``SubprocVectorEnv``) would be copied whole, and back,
+    on every call."""
     flat.index_fill_(0, ones.view(-1), 1.0)
 
 
@@ -485,9 +484,9 @@ class BatchedMauscheln(VectorEnv):
 
         Into its own buffer (``copy=False``) the observation is written in place. Every card and number cell
         is rewritten each step, so only the one-hot cells need clearing. Eagerly the buffer is cleared whole:
-        one sequential pass beat ``index_fill_`` over the ~40 scattered cells per row the previous step set
-        (3-8 % less time per step at B = 8192 and 16384, 2026-12-04). Compiled, those cells are cleared by a
-        scatter graph of their own instead, which beat clearing the whole buffer on two threads.
+        one sequential pass beats ``index_fill_`` over the ~40 scattered cells per row the previous step set.
+        Compiled, those cells are cleared by a scatter graph of their own instead, which beats clearing the
+        whole buffer.
         """
         if self.copy:
             out = torch.zeros(self.num_envs, self.obs_size, dtype=torch.float32, device=self.device)

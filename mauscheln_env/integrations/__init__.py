@@ -2,9 +2,9 @@
 
 * :mod:`mauscheln_env.integrations.numeric` — the infos as fixed-shape numbers (TorchRL, Tianshou buffers).
 * :mod:`mauscheln_env.integrations.torchrl` — TorchRL's ``PettingZooWrapper`` with masks and a shared group.
-* :mod:`mauscheln_env.integrations.rllib` — RLlib's new API stack: a ``MultiAgentEnv``, the masked RLModule.
 * :mod:`mauscheln_env.integrations.openspiel` — the registered OpenSpiel game ``python_mauscheln``.
 
 Tianshou's ``PettingZooEnv`` and Stable-Baselines3 (through :class:`agents.single_agent.SingleAgentEnv`)
-need no glue; ``docs/integrations.md`` shows each pipeline.
+need no glue; RLlib's (a ``MultiAgentEnv`` with opponents from :mod:`agents`, the masked RLModule) lives
+in :mod:`train.rllib_env`, beside the training script that uses it; ``docs/integrations.md`` shows each pipeline.
 """

@@ -24,7 +24,7 @@ The seed's advice ([003] "Tipps für Einsteiger", "Die Mouche haben", "Varianten
   (Béatrix);
 * play the strongest card that wins the trick, else the weakest.
 
-``expert``, with the trick model of :class:`agents.strategies.common.TrickStrategy`:
+``expert``, with the trick model of :class:`agents.scripted.common.TrickStrategy`:
 
 * stay with a dealt flush; otherwise weigh staying, the best exchange (the
   weakest cards thrown while a blind card is worth more, any number of them)
@@ -50,7 +50,7 @@ The seed's advice ([003] "Tipps für Einsteiger", "Die Mouche haben", "Varianten
 from __future__ import annotations
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, Strategy, TrickStrategy, expected, next_mark, play_high_or_low
+from agents.scripted.common import DealView, Strategy, TrickStrategy, expected, next_mark, play_high_or_low
 from mauscheln_env.cards import SUITS, iter_bits
 from mauscheln_env.engine import Role
 

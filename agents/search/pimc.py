@@ -46,8 +46,7 @@ improves on, plays every seat in the rollouts and judges the other seats'
 decisions for the belief (a sampled action that agrees with the seat's, so the
 expected weight follows the policy's probability of it). The exact search of the
 tricks does not use the model; the expert's card strength still orders the
-discard sets. This is search on top of a learned policy (issue 13, item 5):
-``pimc:model=mauscheln4``. With a learned model, ``phases=play`` is the measured choice
+discard sets. This is search on top of a learned policy: ``pimc:model=mauscheln4``. With a learned model, ``phases=play`` is the measured choice
 (docs/results/search_with_policy.md): searching the bidding by rollouts of the policy at every seat judges a
 decision against a table of the policy, and it lost ground against ``pimc``, whose seats play otherwise; the
 exact search of the card play did not.
@@ -83,8 +82,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.base import Agent, Info, legal_ids
-from agents.baselines import ExpertAgent
 from agents.knowledge import Knowledge, KnowledgeReader
+from agents.scripted.baselines import ExpertAgent
 from agents.views import EnvView
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.config import make_config

@@ -4,8 +4,8 @@ A *strategy* is the brain of a scripted agent for one ruleset: it is built once
 per :class:`~mauscheln_env.engine.Game` (static rules only) and answers one
 decision at a time from what the seat knows, read through
 :class:`agents.knowledge.KnowledgeReader` (observation + the seat's info). It
-never sees an engine state. The registered agents in :mod:`agents.baselines`
-pick a strategy from :data:`agents.strategies.STRATEGIES` by ruleset name and
+never sees an engine state. The registered agents in :mod:`agents.scripted.baselines`
+pick a strategy from :data:`agents.scripted.STRATEGIES` by ruleset name and
 play a uniformly random legal action where a strategy has no opinion.
 
 This module holds what every ruleset shares:

@@ -21,13 +21,13 @@ from mauscheln_env.ruleargs import ArgumentParser
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
     "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
-    "demo": ("mauscheln_env.demo", "Play and render a short session between any agents."),
-    "eval": ("agents.suite", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
+    "demo": ("agents.play.demo", "Play and render a short session between any agents."),
+    "eval": ("agents.evaluation.cli", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
                              "the cross-table of every ruleset."),
     "distill": ("train.distill", "Distil a search agent into a learned policy: record its choices, fit the actor."),
     "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
     "league": ("train.league", "League training: a main agent, a main exploiter and a league exploiter (PFSP)."),
-    "play": ("agents.play", "Play against the bots in a terminal."),
+    "play": ("agents.play.terminal", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }

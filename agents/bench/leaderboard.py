@@ -18,8 +18,8 @@ Ratings: for every pair of agents of a table, the per-deal advantages of all
 stored pairings of the two (in either order: A against B and B against A are
 the same games with the formats swapped) are pooled deal by deal, the latest
 submission of a deal winning; Bradley–Terry strengths are fitted to the
-per-deal wins (:func:`agents.evaluate.bradley_terry`) with 95 % intervals from
-the fit's Fisher information (:func:`agents.evaluate.bradley_terry_intervals`).
+per-deal wins (:func:`agents.evaluation.tournament.bradley_terry`) with 95 % intervals from
+the fit's Fisher information (:func:`agents.evaluation.tournament.bradley_terry_intervals`).
 An agent is its canonical spec plus the hash of its checkpoint, if it has one.
 """
 
@@ -38,16 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.bench.decks import SUITES, DealSetError, load_deal_set, tables_of
 from agents.bench.run import RESULT_FORMAT, AgentId, decode_game, record_digest, snap_per_deal
-from agents.bench.suite import SUITES, DealSetError, load_deal_set, tables_of
-from agents.evaluate import (
-    PER_DEAL_COLUMNS,
-    PairResult,
-    bradley_terry,
-    bradley_terry_intervals,
-    crosstable_markdown,
-    summarize,
-)
+from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, summarize
+from agents.evaluation.tournament import bradley_terry, bradley_terry_intervals, crosstable_markdown
 from mauscheln_env.errors import MauschelnError
 
 SCHEMA_VERSION = 1

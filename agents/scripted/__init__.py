@@ -1,8 +1,8 @@
 """Scripted strategies, one module per ruleset family, chosen by ruleset name.
 
 :data:`STRATEGIES` maps a ruleset name to its ``beginner`` and ``expert``
-strategy classes; :mod:`agents.baselines` builds the registered agents on it.
-Shared card sense and the trick model live in :mod:`agents.strategies.common`.
+strategy classes; :mod:`agents.scripted.baselines` builds the registered agents on it.
+Shared card sense and the trick model live in :mod:`agents.scripted.common`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from agents.strategies.classic import ClassicBeginner, ClassicExpert
-from agents.strategies.common import Strategy
-from agents.strategies.mauscheln import MauschelnBeginner, MauschelnExpert
-from agents.strategies.mouche import MoucheBeginner, MoucheExpert
-from agents.strategies.mousel import MouselBeginner, MouselExpert
-from agents.strategies.muschka import MuschkaBeginner, MuschkaExpert
+from agents.scripted.classic import ClassicBeginner, ClassicExpert
+from agents.scripted.common import Strategy
+from agents.scripted.mauscheln import MauschelnBeginner, MauschelnExpert
+from agents.scripted.mouche import MoucheBeginner, MoucheExpert
+from agents.scripted.mousel import MouselBeginner, MouselExpert
+from agents.scripted.muschka import MuschkaBeginner, MuschkaExpert
 
 STRATEGIES: Mapping[str, Mapping[str, type[Strategy]]] = MappingProxyType({
     "mauscheln": MappingProxyType({"beginner": MauschelnBeginner, "expert": MauschelnExpert}),

@@ -16,7 +16,7 @@ deck's card codes in id order, and a list of complete deals:
   (``state.rng.permutation(k)``: the redeal after a throw-in, a reshuffled
   stock), so everything after the fixed first deal is reproducible;
 * the agents at the table are reset before deal ``k`` of the session with
-  ``agents.match.agent_seed(seed, i, k, seat)`` (``seed`` the table's seed,
+  ``agents.evaluation.match.agent_seed(seed, i, k, seat)`` (``seed`` the table's seed,
   ``i`` the deal's index): common random numbers, as in ``mauscheln eval``;
 * ``check`` is the first 16 hex digits of the SHA-256 of a replay of the deal
   with a fixed policy (:func:`replay_check`): every seat picks uniformly among
@@ -27,9 +27,9 @@ deck's card codes in id order, and a list of complete deals:
 How deal ``i`` was made (``mauscheln bench generate --suite v1``): the table's
 seed is :func:`table_seed` (the first 15 hex digits of
 ``sha256("mauscheln-bench/<suite>/<table>")``); the dealer and the deck order
-come from ``numpy.random.default_rng([seed, i])`` (:func:`agents.match.make_deal`),
+come from ``numpy.random.default_rng([seed, i])`` (:func:`agents.evaluation.match.make_deal`),
 dealt by the engine's deal pattern, and ``session_seed`` is
-``agent_seed(seed, i, 7919)`` (:func:`agents.match.series_deal`). The games of
+``agent_seed(seed, i, 7919)`` (:func:`agents.evaluation.match.series_deal`). The games of
 a suite deal are therefore the games of deal ``i`` of ``mauscheln eval --seed
 <seed>`` at the same table, as long as the engine does not change.
 
@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.match import FixedDeal, series_deal
+from agents.evaluation.match import FixedDeal, series_deal
 from mauscheln_env.config import RULESETS, RuleConfig, make_config
 from mauscheln_env.engine import DealSpec, Game, Phase
 from mauscheln_env.errors import MauschelnError
@@ -201,6 +201,8 @@ def generate(suite: str, table: str, ruleset: str, players: int, deals: int | No
         "rules": rules,
         "deck": " ".join(codes),
         "seed": seed,
+        # The v1 files name the function by the module path they were written under; the text is part of their
+        # pinned content hash, so it stays as written (the function is agents.evaluation.match.agent_seed).
         "agent_seeds": "agents.match.agent_seed(seed, i, k, seat) before deal k of the session of deal i",
         "made_by": f"mauscheln bench generate --suite {suite}",
         "columns": list(COLUMNS),

@@ -1,7 +1,7 @@
 """The ``expert`` scripted agent as tensor code: many games' decisions in one call.
 
 :class:`BatchedExpert` makes exactly the decisions of
-:class:`agents.baselines.ExpertAgent` (``tests/test_batched_expert.py`` checks
+:class:`agents.scripted.baselines.ExpertAgent` (``tests/test_batched_expert.py`` checks
 this at every decision of thousands of random sessions), but for a whole batch
 of observations at once, with no Python loop over the rows, so that it can
 serve as a fixed opponent inside a batched self-play trainer
@@ -53,9 +53,8 @@ engine, it needs a device with ``float64``: CPU or CUDA, not MPS). Elementwise
 ops are chosen for the CPU: ``where`` and ``masked_fill`` over ``[B, N]`` are
 several times slower there than integer arithmetic and ``amin``.
 
-Speed (one CPU thread, mixed phases, on a busy 2-core machine): 3.5-4 ms for
-B = 1024 and 12-16 ms for B = 4096 at 4 players; 5.5-6 ms and 25-28 ms at 7
-players (52 cards: the ``trick_cards`` piece alone is 6 MB at B = 1024).
+Its cost grows with the table: at 7 players (52 cards) the ``trick_cards`` piece
+alone is 6 MB at B = 1024. ``benchmarks/tensor_agents_speed.py`` measures it.
 
 ## No fallback is needed
 

@@ -4,7 +4,7 @@ For each ruleset at its default table (4 players, the ruleset's default
 options, single deals from an empty pot) the suite plays, by duplicate deals,
 
 * every pair of ``random``, ``beginner``, ``expert`` and each shipped learned
-  policy that fits the table (``agents/policies``; a policy for another game is
+  policy that fits the table (``agents/learned/policies``; a policy for another game is
   left out) over ``--deals`` deals;
 * ``pimc`` against each agent of ``--search-against`` (default: ``expert``) over
   ``--search-deals`` deals (the search costs some hundred times a scripted
@@ -27,42 +27,37 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
-import shlex
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agents.base import agent_from_spec
-from agents.evaluate import (
+from agents.evaluation.charts import tournament_chart
+from agents.evaluation.duplicate import Settings
+from agents.evaluation.tournament import (
     CROSSTABLE_LEGEND,
-    PROG,
-    Settings,
     Tournament,
-    _chart,
+    _settings_line,
     bradley_terry,
-    build_parser,
     load_results,
     merge_results,
     run_tournament,
     write_outputs,
 )
-from agents.evaluate import main as evaluate_main
 from agents.learned import available_policies
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, MauschelnError
 from mauscheln_env.files import atomic_write_text
-from mauscheln_env.ruleargs import report
 
 SCRIPTED = ("random", "beginner", "expert")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 KEPT = "<!-- written by hand: eval --suite keeps what follows -->"
 """A page's hand-written tail (e.g. the shipped policy's training and `pimc` series) starts at this line."""
 HEADLINES = (("beginner", "random"), ("expert", "beginner"), ("pimc", "expert"))
-"""The pairings the README's summary shows (issue 15's acceptance), besides the Elo of every agent."""
+"""The pairings the summary table shows, besides the Elo of every agent."""
 
 
 def learned_for(settings: Settings) -> list[str]:
@@ -148,7 +143,7 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
     chart = docs / f"{ruleset}.png"
     have_chart = True
     try:
-        _chart(t, chart)
+        tournament_chart(t.ratings, t.pairs, _settings_line(t), chart)
     except ImportError:
         have_chart = False
     s = t.settings
@@ -268,20 +263,3 @@ def suite_main(args: Any, command: str) -> int:
         update_readme(Path(args.readme), table)
         print(f"updated the summary table in {args.readme}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``mauscheln eval``: the suite with ``--suite``, else :func:`agents.evaluate.main`."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--suite" not in argv:
-        return evaluate_main(argv)
-    args = build_parser().parse_args(argv)
-    command = "mauscheln eval " + " ".join(shlex.quote(a) for a in argv)
-    try:
-        return suite_main(args, command)
-    except MauschelnError as exc:
-        return report(PROG, exc)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

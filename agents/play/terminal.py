@@ -28,7 +28,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent, agent_from_spec, available_agents
-from agents.match import agent_seed
+from agents.evaluation.match import agent_seed
 from agents.views import EnvView
 from mauscheln_env.cards import SUIT_NAMES, SUIT_SYMBOLS, iter_bits
 from mauscheln_env.engine import Game, Phase

@@ -1,7 +1,7 @@
 """OpenSpiel bots on ``python_mauscheln``, and OpenSpiel bots at ``mauscheln eval``'s tables.
 
 * :func:`determinize` — the one call into ``pimc``'s determinization
-  (:mod:`agents.pimc`): a complete deal consistent with what one seat knows, read
+  (:mod:`agents.search.pimc`): a complete deal consistent with what one seat knows, read
   from that seat's observation and info (the env's own ``observe``/``infos``);
   :func:`determinization` adds the chance draws (reshuffles) it was replayed with.
 * :class:`PimcResampler` — IS-MCTS's information-set resampler built on it: a
@@ -29,7 +29,7 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import ismcts, mcts
 
 from agents.base import Agent, Info, legal_ids, make_agent
-from agents.pimc import Determinization, Inconsistent, PIMCAgent
+from agents.search.pimc import Determinization, Inconsistent, PIMCAgent
 from mauscheln_env.config import make_config
 from mauscheln_env.engine import DealSpec, Game, State
 from mauscheln_env.errors import MauschelnError
@@ -52,7 +52,7 @@ def determinize(game: Game, seat: int, observation: np.ndarray, action_mask: np.
                 rng: np.random.Generator, belief: str = "uniform") -> State:
     """An engine state at this decision whose hidden cards are drawn consistently with what ``seat`` knows.
 
-    The one adapter to pimc (``agents/pimc.py``): pimc reads a ``Knowledge`` from
+    The one adapter to pimc (``agents/search/pimc.py``): pimc reads a ``Knowledge`` from
     the observation and info, replays the public history once for its structure
     and samples a deal (``belief="uniform"``: every consistent deal alike;
     ``"expert"``: weighted by how an expert would have bid). The state is a
@@ -60,7 +60,7 @@ def determinize(game: Game, seat: int, observation: np.ndarray, action_mask: np.
     :func:`dealt_cards` and :func:`engine_actions` name the real cards, so that
     the deal they describe (with the chance draws of :func:`determinization`)
     is a member of the seat's information set. Raises :class:`UnsupportedError`
-    for rules pimc does not determinize, and ``agents.pimc.Inconsistent`` when a
+    for rules pimc does not determinize, and ``agents.search.pimc.Inconsistent`` when a
     draw fails (draw again).
     """
     return determinization(game, seat, observation, action_mask, info, rng, belief).state

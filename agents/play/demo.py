@@ -29,7 +29,7 @@ def build_parser() -> ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from agents.base import agent_from_spec  # the agents build on this package, so they are imported late
-    from agents.match import agent_seed
+    from agents.evaluation.match import agent_seed
 
     try:
         if args.deals < 1 or args.seed < 0:

@@ -25,7 +25,7 @@
 
 Both judge cards with the engine's own trick tables (``game.tables[trump_suit]``: which cards
 beat which) and read everything else from the observation and the info dict.
-``agents/batched_expert.py`` mirrors :class:`MauschelnExpert` decision for decision
+``agents/tensor/batched_expert.py`` mirrors :class:`MauschelnExpert` decision for decision
 (``tests/test_batched_expert.py``); change the two together.
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import Strategy, next_mark, play_high_or_low
+from agents.scripted.common import Strategy, next_mark, play_high_or_low
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Game, Role
 

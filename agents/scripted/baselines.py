@@ -3,17 +3,17 @@
 * ``random`` plays uniformly over the legal actions.
 * ``beginner`` and ``expert`` play each ruleset by the advice of its original
   text; their rules are those of the strategy the ruleset's entry of
-  :data:`agents.strategies.STRATEGIES` names (one module per ruleset family
-  under :mod:`agents.strategies`, each documented with the passages it follows):
+  :data:`agents.scripted.STRATEGIES` names (one module per ruleset family
+  under :mod:`agents.scripted`, each documented with the passages it follows):
 
   ==================  ==========================================  =====================================
   ruleset             module                                      seed passage
   ==================  ==========================================  =====================================
-  mauscheln           :mod:`agents.strategies.mauscheln`          [001] tips, [000] "Spielregeln", [004]
-  mauscheln_classic   :mod:`agents.strategies.classic`            [000] "Spielregeln"
-  mousel              :mod:`agents.strategies.mousel`             [004] "Strategi"
-  mouche              :mod:`agents.strategies.mouche`             [003] Mouche, tips and variants
-  muschka             :mod:`agents.strategies.muschka`            [003] Muschka
+  mauscheln           :mod:`agents.scripted.mauscheln`          [001] tips, [000] "Spielregeln", [004]
+  mauscheln_classic   :mod:`agents.scripted.classic`            [000] "Spielregeln"
+  mousel              :mod:`agents.scripted.mousel`             [004] "Strategi"
+  mouche              :mod:`agents.scripted.mouche`             [003] Mouche, tips and variants
+  muschka             :mod:`agents.scripted.muschka`            [003] Muschka
   ==================  ==========================================  =====================================
 
 A strategy reads only what its seat knows (observation and info, through
@@ -30,9 +30,9 @@ import numpy as np
 
 from agents.base import Agent, Info, legal_ids
 from agents.knowledge import Knowledge
-from agents.strategies import strategy_class
-from agents.strategies.common import Strategy
-from agents.strategies.mauscheln import MAUSCHELN_ACTIONS
+from agents.scripted import strategy_class
+from agents.scripted.common import Strategy
+from agents.scripted.mauscheln import MAUSCHELN_ACTIONS
 from mauscheln_env.engine import Game
 
 __all__ = ["MAUSCHELN_ACTIONS", "BeginnerAgent", "ExpertAgent", "RandomAgent"]
@@ -115,7 +115,7 @@ class ExpertAgent(_ScriptedAgent):
         cls = strategy_class(game.config.ruleset, self.level)
         return cls(game, risk=self.risk) if cls is not Strategy else cls(game)
 
-    # The search agent (agents/pimc.py) reuses these two pieces of the mauscheln expert's card sense.
+    # The search agent (agents/search/pimc.py) reuses these two pieces of the mauscheln expert's card sense.
     def power(self, k: Knowledge, card: int) -> int:
         return self.strategy.power(k, card)
 

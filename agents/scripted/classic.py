@@ -27,7 +27,7 @@ The seed's "Spielregeln" ([000]):
   weakest.
 
 ``expert`` reads the whole passage against the table, with the trick model of
-:class:`agents.strategies.common.TrickStrategy` for what the text leaves open
+:class:`agents.scripted.common.TrickStrategy` for what the text leaves open
 (the mauschler must make two tricks and pays the pot for each one missing, a
 goer one):
 
@@ -66,8 +66,8 @@ goer one):
 from __future__ import annotations
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
-from agents.strategies.mauscheln import MAUSCHELN_ACTIONS
+from agents.scripted.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
+from agents.scripted.mauscheln import MAUSCHELN_ACTIONS
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Role
 

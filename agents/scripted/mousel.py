@@ -22,7 +22,7 @@ The seed's strategy section ([004] "Strategi") is the source of both:
 * play the strongest card that wins the trick, else the weakest.
 
 ``expert`` weighs every sentence with the trick model of
-:class:`agents.strategies.common.TrickStrategy`:
+:class:`agents.scripted.common.TrickStrategy`:
 
 * a hand is worth the expected payoff of the tricks it takes after the best
   exchange (the weakest cards thrown while a blind card is worth more), against
@@ -48,7 +48,7 @@ The seed's strategy section ([004] "Strategi") is the source of both:
 from __future__ import annotations
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
+from agents.scripted.common import DealView, Strategy, TrickStrategy, next_mark, play_high_or_low, pot_payoff
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import Role
 

@@ -23,7 +23,7 @@ trick, else the weakest. It does not look at the score.
 
 ``expert`` weighs every choice by the payoff of the number of tricks it ends
 with, from its own score (the trick model of
-:class:`agents.strategies.common.TrickStrategy`):
+:class:`agents.scripted.common.TrickStrategy`):
 
 * stay, exchange or pass by the expected fall of the score against the seats
   in and about half of those still to decide; the ace of spades stays in the
@@ -48,8 +48,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.knowledge import Knowledge
-from agents.strategies.common import DealView
-from agents.strategies.mouche import DecideBeginner, DecideExpert
+from agents.scripted.common import DealView
+from agents.scripted.mouche import DecideBeginner, DecideExpert
 from mauscheln_env.cards import SUITS
 from mauscheln_env.tricks import TrumpTables
 

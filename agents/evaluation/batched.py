@@ -1,11 +1,11 @@
 """Duplicate evaluation on the batched engine: every game of many duplicate deals at once.
 
-:func:`agents.evaluate.evaluate_pair` plays a pairing on the reference engine,
+:func:`agents.evaluation.duplicate.evaluate_pair` plays a pairing on the reference engine,
 one game at a time (``backend="reference"``), or here (``backend="batched"``):
 the ``2 n`` games of each duplicate deal of a block (format ``alone`` and
-``field``, each lone seat; :func:`agents.match.game_order`) are rows of one
+``field``, each lone seat; :func:`agents.evaluation.match.game_order`) are rows of one
 :class:`~mauscheln_env.batched.BatchedMauscheln`, reset with the deal's cards
-and dealer (:func:`agents.match.series_deal`, the same deals as the reference
+and dealer (:func:`agents.evaluation.match.series_deal`, the same deals as the reference
 backend), and the candidate and the baseline are the tensor forms of the agents
 (:func:`agents.tensor.batched_opponent`: ``random``, ``beginner``, ``expert``,
 ``learned``), each acting on the rows where a seat it holds is to act. The
@@ -16,7 +16,7 @@ What is the same and what is not
     The deals, the chance and the agents' decisions are those of the reference
     backend: every game draws its permutations (a reshuffled stock, a redeal
     after a throw-in or a Vierling) from its deal's session generator, as
-    :meth:`agents.match.MatchRunner.play` gives the reference engine
+    :meth:`agents.evaluation.match.MatchRunner.play` gives the reference engine
     (:meth:`~mauscheln_env.batched.BatchedMauscheln.use_chance`); ``beginner``
     and ``expert`` decide as their Python agents wherever they have a rule, and
     a greedy learned policy plays its most likely action. Only the agents' own
@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from agents.base import parse_agent_spec, spec_files_stamp
-from agents.match import FORMATS, ROLE_KEYS, FixedDeal, agent_seed, game_order, lineup_of, series_deal
+from agents.evaluation.match import FORMATS, ROLE_KEYS, FixedDeal, agent_seed, game_order, lineup_of, series_deal
 from mauscheln_env.engine import ROLE_NAMES, Game, Role
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.vector import DEAL_NO_PLAY, DEAL_THROW_IN
@@ -138,7 +138,7 @@ def play_block_batched(settings: Any, candidate: str, baseline: str, start: int,
                        deals: Sequence[FixedDeal] | None = None) -> dict[str, Any]:
     """Play duplicate deals ``start .. stop-1`` of one pairing in both formats on the batched engine.
 
-    The same contract as :func:`agents.evaluate.play_block` (per-deal means ``[alone cand, alone base, field
+    The same contract as :func:`agents.evaluation.duplicate.play_block` (per-deal means ``[alone cand, alone base, field
     cand, field base]``, role counts, games); see the module docstring for what differs.
     """
     from mauscheln_env.batched import BatchedMauscheln
@@ -205,7 +205,7 @@ def play_block_batched(settings: Any, candidate: str, baseline: str, start: int,
         deltas += torch.where(active[:, None], res.rewards.to(torch.float64), 0.0)
         kind = res.info["deal_kind"]
         ended = (active & (kind != 0)).nonzero()[:, 0]
-        if ended.shape[0]:  # each seat's role at the end of the deal, as agents.match._final_roles says
+        if ended.shape[0]:  # each seat's role at the end of the deal, as agents.evaluation.match._final_roles says
             idx = ended.numpy()
             k = kind.numpy()[idx][:, None]
             live = ((alive_before.numpy()[idx][:, None] >> np.arange(n)) & 1).astype(bool)
