@@ -70,7 +70,8 @@ def test_play_through_the_mauscheln_command():
     assert "legal moves:" in transcript
 
 
-@pytest.mark.parametrize("text,expected", [("qh", "QH"), ("Q♥", "QH"), ("10h", "TH"), ("2", None), ("xx", None)])
+@pytest.mark.parametrize("text,expected", [("qh", "QH"), ("Q♥", "QH"), ("10h", "TH"), ("2", None), ("xx", None),
+                                           ("²", None), ("٢", None), ("１", None)])
 def test_parse_inputs(text, expected):
     game = Game(make_config("mauscheln", 4))
     table = TerminalTable(game, 0, {s: make_agent("random") for s in (1, 2, 3)}, out=io.StringIO())
@@ -80,6 +81,16 @@ def test_parse_inputs(text, expected):
         assert got == legal[1]
     else:
         assert (game.action_to_str(got) if got is not None else None) == expected
+
+
+@pytest.mark.parametrize("text", ["²", "٢", "１"])
+def test_a_non_ascii_digit_is_answered_not_raised(text):
+    """Unicode digits pass str.isdigit; the table says they are not a move instead of failing in int()."""
+    game = Game(make_config("mauscheln", 4))
+    table = TerminalTable(game, 0, {s: make_agent("random") for s in (1, 2, 3)}, out=io.StringIO())
+    legal = [game.deck.index["QH"], game.deck.index["TH"]]
+    assert table.read_action(text, dict(enumerate(legal, 1))) is None
+    assert table.why_not(text, None, legal, None, {}) == f"{text!r} is not a legal move here"
 
 
 def test_end_of_input_leaves_politely(monkeypatch, capsys):

@@ -375,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         deal_set = record_deal_set(record)
         view = None
         if args.view != "all":
-            if not args.view.isdigit() or not 0 <= int(args.view) < deal_set.players:
+            if not (args.view.isascii() and args.view.isdigit()) or not 0 <= int(args.view) < deal_set.players:
                 raise ReplayError(f"--view {args.view!r} is not allowed; allowed: all or a seat "
                                   f"0..{deal_set.players - 1}")
             view = int(args.view)

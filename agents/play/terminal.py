@@ -166,7 +166,7 @@ class TerminalTable:
         t = text.strip()
         if not t:
             return None
-        if t.isdigit():
+        if t.isascii() and t.isdigit():  # str.isdigit also holds for '²' or '٣', which int() refuses or misreads
             return items.get(int(t))
         if len(t) == 2 and t[1] in _SYMBOL_TO_SUIT:
             t = t[0] + _SYMBOL_TO_SUIT[t[1]]
@@ -181,7 +181,7 @@ class TerminalTable:
         """Why ``text`` is not a legal move here, in one sentence."""
         g = self.game
         if action is None:
-            if text.strip().isdigit():
+            if text.strip().isascii() and text.strip().isdigit():
                 return f"{text.strip()} is not one of the numbers shown"
             return f"{text.strip()!r} is not a legal move here"
         if action >= g.num_cards:
