@@ -165,6 +165,9 @@ CLI_CASES = {
     "eval policy without knock": Cli("eval", ["--pair", "learned:checkpoint=mauscheln4", "random", "--rule", "knock=true"],
                                      ["knock: trained False, here True"]),
     "eval workers": Cli("eval", ["--agents", "random", "expert", "--workers", "0"], ["--workers 0", ">= 1"]),
+    "eval agent named twice": Cli("eval", ["--agents", "random", "expert", "random"],
+                                  ["random more than once", "allowed: distinct agents"]),
+    "eval pairing with itself": Cli("eval", ["--pair", "expert", "expert"], ["expert vs expert", "two distinct"]),
     "eval rule clash": Cli("eval", ["--agents", "random", "expert", "--rule", "max_deals=2"],
                            ["max_deals", "--session-deals"]),
     # play: a checkpoint that does not fit the table, specs, seats (a preset keeps its player count)

@@ -122,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not (args.candidate and args.baseline):
                     raise ConfigError("--candidate and --baseline go together")
                 pairs = (pairs or []) + [(args.candidate, args.baseline)]
+            twice = sorted({a for a in agents if agents.count(a) > 1})
+            if twice:
+                raise ConfigError(f"--agents names {', '.join(twice)} more than once; allowed: distinct agents (an "
+                                  "agent against itself scores zero by construction)")
+            for a, b in pairs or []:
+                if a == b:
+                    raise ConfigError(f"the pairing {a} vs {b} names one agent twice; allowed: two distinct agents")
             if pairs is None and len(agents) < 2:
                 raise ConfigError("name at least two --agents, or --pair CANDIDATE BASELINE")
             if args.workers < 1:

@@ -159,7 +159,7 @@ def run_tournament(agents: Sequence[str], settings: Settings, *, pairs: Sequence
             if x not in agents:
                 agents.append(x)
     if not pairs:
-        raise ValueError("nothing to evaluate: name at least two agents or a pairing")
+        raise ConfigError("nothing to evaluate: name at least two agents or a pairing")
     results = [evaluate_pair(a, b, settings, workers=workers, progress=progress) for a, b in pairs]
     ratings = bradley_terry(agents, results)
     return Tournament(agents, results, ratings, asdict(settings), command)
