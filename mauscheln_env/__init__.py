@@ -2,6 +2,9 @@
 
 >>> import mauscheln_env
 >>> env = mauscheln_env.env(num_players=4)
+
+Importing the package also registers every ruleset and rule preset in PettingZoo's registry
+(:mod:`mauscheln_env.registry`): ``pettingzoo.make("aec", "mauscheln/mousel-v1")``.
 """
 
 from mauscheln_env.config import RULESETS, RuleConfig, load_preset, make_config
@@ -16,8 +19,11 @@ from mauscheln_env.errors import (
     SessionOverError,
 )
 from mauscheln_env.observation import Observer
+from mauscheln_env.registry import register_envs
 
 __version__ = "0.1.0"
+
+register_envs()
 
 __all__ = [
     "RULESETS",

@@ -85,7 +85,7 @@ def test_preset_path_and_finite_sessions():
     game = load(ruleset="configs/rules/mouche_pamphile.yaml", max_deals=3)
     assert game.config == make_config("configs/rules/mouche_pamphile.yaml", max_deals=3)
     with pytest.raises(ConfigError, match="finite session"):
-        load(ruleset="configs/rules/muschka.yaml")
+        load(ruleset="configs/rules/muschka_session.yaml")
 
 
 def test_bad_parameters_name_what_is_allowed():
