@@ -136,6 +136,12 @@ class Agent(abc.ABC):
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
         """Return a legal action id for the seat to act."""
 
+    def counts(self) -> dict[str, int]:
+        """Counts of the agent's own events since it was built (e.g. replies a language model gave that named no
+        legal move), each a whole number that only grows. The evaluation runners record how much each count grew
+        over a pairing, summed over the seats of each side (``agent_counts``); most agents count nothing."""
+        return {}
+
     # ------------------------------------------------------------------ helpers
     def spec(self) -> dict[str, Any]:
         """Name, seed and parameters: what :func:`make_agent` needs to rebuild this agent."""

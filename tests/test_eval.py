@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.base import Agent, register_agent
 from agents.evaluation.cli import main
 from agents.evaluation.duplicate import Estimate, PairResult, Settings, evaluate_pair, summarize
 from agents.evaluation.match import make_deal
@@ -214,3 +215,43 @@ def test_parallel_evaluation_of_a_torch_agent_does_not_hang():
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "deals 8" in proc.stdout
+
+
+class _Counting(Agent):
+    name = "counting"
+    calls = 0
+
+    def act(self, observation, action_mask, info):
+        type(self).calls += 1
+        self.own = getattr(self, "own", 0) + 1
+        return int(np.flatnonzero(action_mask)[0])
+
+    def counts(self):
+        return {"acts": getattr(self, "own", 0)}
+
+
+def test_agent_counts_are_recorded_per_side_and_pooled(tmp_path):
+    """What an agent counts (Agent.counts) is recorded per pairing and side: the growth over every block of the
+    cached agents, kept through to_dict/from_dict, swapped by a mirror, summed when chunks are pooled, absent
+    where no agent counts anything."""
+    from agents.base import _EXTRA
+    from agents.bench.run import mirror_pair
+    from agents.evaluation.tournament import play_in_chunks
+
+    register_agent("counting", _Counting)
+    try:
+        _Counting.calls = 0
+        p = evaluate_pair("counting", "random", Settings(deals=3), block=1)  # cached agents across blocks
+        assert p.agent_counts == {"candidate": {"acts": _Counting.calls}, "baseline": {}}
+        again = PairResult.from_dict(json.loads(json.dumps(p.to_dict())))
+        assert again.agent_counts == p.agent_counts
+        assert mirror_pair(p, "random", "counting").agent_counts == {"baseline": {"acts": _Counting.calls},
+                                                                    "candidate": {}}
+        assert "agent_counts" not in evaluate_pair("random", "beginner", Settings(deals=1)).to_dict()
+        _Counting.calls = 0
+        t = play_in_chunks(["counting", "random"], Settings(deals=2), pairs=None, chunk=1, out=tmp_path)
+        assert t.pairs[0].agent_counts["candidate"] == {"acts": _Counting.calls}
+    finally:
+        _EXTRA.pop("counting", None)
+    with pytest.raises(ValueError, match="agent_counts"):
+        PairResult.from_dict({**p.to_dict(), "agent_counts": {"candidate": {"acts": -1}}})

@@ -207,6 +207,9 @@ def mirror_pair(p: PairResult, candidate: str, baseline: str) -> PairResult:
     per_deal = p.per_deal[:, ::-1].copy()
     roles = {"candidate": dict(p.roles["baseline"]), "baseline": dict(p.roles["candidate"])}
     out = summarize(candidate, baseline, per_deal, roles, p.games, 0.0)
+    out.agent_counts = {other: dict(p.agent_counts[who]) for who, other in (("candidate", "baseline"),
+                                                                           ("baseline", "candidate"))
+                       if who in p.agent_counts}
     if p.actions is not None:
         half = len(p.actions[0]) // 2 if p.actions else 0
         out.actions = [games[half:] + games[:half] for games in p.actions]
@@ -247,6 +250,7 @@ def pair_from_record(d: Mapping[str, Any], players: int) -> PairResult:
     recomputed from them), with the action ids of its recorded games."""
     p = PairResult.from_dict(dict(d))
     exact = summarize(p.candidate, p.baseline, snap_per_deal(p.per_deal, players), p.roles, p.games, p.seconds)
+    exact.agent_counts = p.agent_counts
     exact.actions = [[decode_game(g) for g in deal] for deal in d.get("replays") or []]
     return exact
 
@@ -336,7 +340,9 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
         if replays and p.actions is not None:
             p.actions = p.actions[:replays]
         pairs.append(pair_record(p, oid, replays, "played"))
-        log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s")
+        counts = p.agent_counts.get("candidate")
+        log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s"
+            + (f"; counts: {', '.join(f'{k} {v}' for k, v in counts.items())}" if counts else ""))
     return {
         "format": RESULT_FORMAT,
         "agent": {**me.to_dict(), "key": me.key},

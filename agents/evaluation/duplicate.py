@@ -135,11 +135,16 @@ class PairResult:
     actions: list[list[list[int]]] | None = field(default=None, repr=False)
     """With ``record=True``: per deal, the action ids of each of its ``2 n`` games, in the order of
     :func:`game_order` (not part of :meth:`to_dict`; the benchmark stores them in its own format)."""
+    agent_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """What each side's agents counted over the pairing (:meth:`agents.base.Agent.counts`, summed over its seats):
+    ``{"candidate": {...}, "baseline": {...}}``; in :meth:`to_dict` only when an agent counts something."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("per_deal")
         d.pop("actions")
+        if not any(self.agent_counts.values()):
+            d.pop("agent_counts")
         if self.per_deal is not None:
             d["per_deal_columns"] = list(PER_DEAL_COLUMNS)
             d["per_deal"] = np.round(self.per_deal, 6).tolist()
@@ -171,7 +176,29 @@ class PairResult:
             seconds=d["seconds"],
             backend=d.get("backend", "reference"),
             per_deal=per_deal,
+            agent_counts=check_agent_counts(d.get("agent_counts", {})),
         )
+
+
+def check_agent_counts(value: Any) -> dict[str, dict[str, int]]:
+    """``agent_counts`` as a pairing stores it: a mapping from ``candidate``/``baseline`` to counts (whole numbers
+    >= 0 by name); raises ValueError naming what is allowed."""
+    allowed = "a mapping from candidate/baseline to a mapping of names to whole numbers >= 0"
+    if not isinstance(value, dict) or set(value) - {"candidate", "baseline"}:
+        raise ValueError(f"agent_counts {value!r} is not allowed; allowed: {allowed}")
+    for counts in value.values():
+        if not isinstance(counts, dict) or not all(isinstance(k, str) and _is_whole(v) and v >= 0
+                                                   for k, v in counts.items()):
+            raise ValueError(f"agent_counts {value!r} is not allowed; allowed: {allowed}")
+    return {who: dict(counts) for who, counts in value.items()}
+
+
+def add_counts(total: dict[str, dict[str, int]], more: dict[str, dict[str, int]] | None) -> None:
+    """Add the counts of ``more`` into ``total`` (both ``{"candidate": {...}, "baseline": {...}}``)."""
+    for who, counts in (more or {}).items():
+        mine = total.setdefault(who, {})
+        for key, value in counts.items():
+            mine[key] = mine.get(key, 0) + value
 
 
 # ---------------------------------------------------------------------- evaluation settings
@@ -233,6 +260,17 @@ def _agents_for(spec: str, game: Game, count: int, role: str) -> list[Agent]:
     return agents
 
 
+def side_counts(agents: Sequence[Agent]) -> dict[str, int]:
+    """The sum of :meth:`~agents.base.Agent.counts` over ``agents`` (the instances of one side)."""
+    total: dict[str, int] = {}
+    for agent in agents:
+        for key, value in agent.counts().items():
+            if not _is_whole(value) or value < 0:
+                raise ValueError(f"{agent!r}: counts() gives {key}={value!r}; allowed: whole numbers >= 0")
+            total[key] = total.get(key, 0) + int(value)
+    return total
+
+
 def _runner_for(settings: Settings) -> MatchRunner:
     key = f"runner|{settings}"
     runner = _WORKER_CACHE.get(key)
@@ -249,13 +287,15 @@ def play_block(settings: Settings, candidate: str, baseline: str, start: int, st
     ``deals`` are the :class:`~agents.evaluation.match.FixedDeal` of those indices (an explicit deal list such as
     a benchmark suite); None takes them from the series of ``settings.seed``
     (:func:`agents.evaluation.match.series_deal`). Returns per-deal means ``[alone cand, alone base, field cand,
-    field base]`` and the role counts of each agent; with ``record``, also every game's action ids.
+    field base]``, the role counts of each agent and how much each side's :meth:`~agents.base.Agent.counts` grew (the
+    agents are kept between blocks); with ``record``, also every game's action ids.
     """
     runner = _runner_for(settings)
     game = runner.game
     n = game.n
     cands = _agents_for(candidate, game, n, "candidate")
     bases = _agents_for(baseline, game, n, "baseline")
+    before = {"candidate": side_counts(cands), "baseline": side_counts(bases)}
     chips = None
     per_deal = np.zeros((stop - start, 4), dtype=np.float64)
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
@@ -301,7 +341,10 @@ def play_block(settings: Settings, candidate: str, baseline: str, start: int, st
                 per_deal[i, 0], per_deal[i, 1] = lone, fld
             else:
                 per_deal[i, 2], per_deal[i, 3] = fld, lone
-    return {"start": start, "per_deal": per_deal, "roles": roles, "games": games, "actions": actions}
+    after = {"candidate": side_counts(cands), "baseline": side_counts(bases)}
+    counts = {who: {k: v - before[who].get(k, 0) for k, v in after[who].items()} for who in after}
+    return {"start": start, "per_deal": per_deal, "roles": roles, "games": games, "actions": actions,
+            "counts": counts}
 
 
 def _run_task(job: tuple) -> dict[str, Any]:
@@ -407,6 +450,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     per_deal = np.zeros((total, 4))
     actions: list[Any] = [None] * total
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
+    counts: dict[str, dict[str, int]] = {}
     games = 0
     bar = Progress(total, label or f"{candidate} vs {baseline}", progress)
     t0 = time.perf_counter()
@@ -421,6 +465,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
             for k, v in out["roles"][who].items():
                 roles[who][k] = roles[who].get(k, 0) + v
         games += out["games"]
+        add_counts(counts, out.get("counts"))
         bar.update(len(out["per_deal"]))
 
     try:
@@ -436,6 +481,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     seconds = time.perf_counter() - t0
     result = summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
     result.backend = backend
+    result.agent_counts = counts
     if record:
         result.actions = actions
     return result

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from agents.evaluation.charts import tournament_chart
-from agents.evaluation.duplicate import Z95, PairResult, Settings, _is_whole, evaluate_pair, summarize
+from agents.evaluation.duplicate import Z95, PairResult, Settings, _is_whole, add_counts, evaluate_pair, summarize
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.files import atomic_write, atomic_write_text
 
@@ -145,6 +145,9 @@ def pair_lines(p: PairResult) -> list[str]:
         counts = {k: v for k, v in p.roles[who].items() if v}
         total = sum(counts.values()) or 1
         lines.append(f"  roles of {name}: " + ", ".join(f"{k} {v / total:.1%}" for k, v in counts.items()))
+    for who, name in (("candidate", p.candidate), ("baseline", p.baseline)):
+        if p.agent_counts.get(who):
+            lines.append(f"  counts of {name}: " + ", ".join(f"{k} {v}" for k, v in p.agent_counts[who].items()))
     return lines
 
 
@@ -228,8 +231,11 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
             for who in roles:
                 for k, v in p.roles[who].items():
                     roles[who][k] = roles[who].get(k, 0) + v
-        pairs.append(summarize(cand, base, np.concatenate([p.per_deal for p in parts]), roles,
-                               sum(p.games for p in parts), sum(p.seconds for p in parts)))
+        pooled_pair = summarize(cand, base, np.concatenate([p.per_deal for p in parts]), roles,
+                                sum(p.games for p in parts), sum(p.seconds for p in parts))
+        for p in parts:
+            add_counts(pooled_pair.agent_counts, p.agent_counts)
+        pairs.append(pooled_pair)
     ratings = bradley_terry(agents, pairs)
     # chunks of one run share its command: name each distinct command once, in the order first seen
     return Tournament(agents, pairs, ratings, settings, " ; ".join(dict.fromkeys(c for c in commands if c)))
