@@ -74,6 +74,9 @@ class Agent(abc.ABC):
     """True when :meth:`act` answers a decision with one legal action by that action, without reading the
     observation, keeping memory or drawing from :attr:`rng`; the match runner then skips building the
     observation for such decisions. Play is the same either way; leave it False unless all three hold."""
+    remote: ClassVar[bool] = False
+    """True when :meth:`act` asks a service outside this process (a network endpoint): tools that would rebuild
+    the agent from someone else's record to play a game again (replays, reports) refuse it instead."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every subclass's constructor checks its keyword parameters against their annotations
@@ -185,6 +188,7 @@ AGENTS: dict[str, str] = {
     "learned": "agents.learned.agent:LearnedAgent",
     "sb3": "agents.learned.sb3:SB3Agent",
     "openspiel": "agents.search.openspiel:OpenSpielAgent",
+    "llm": "agents.llm.agent:LLMAgent",
 }
 """The built-in agents by name: ``"module:Class"``, imported only when an agent of that name is built."""
 
@@ -196,6 +200,7 @@ AGENT_DOCS: dict[str, str] = {
     "learned": "a trained policy network (needs torch; checkpoint= a path, a run directory or a shipped policy)",
     "sb3": "a MaskablePPO model saved by train/sb3_maskable.py (needs sb3-contrib; model= path)",
     "openspiel": "an OpenSpiel bot: IS-MCTS with pimc's determinization (needs open-spiel)",
+    "llm": "a chat model behind an OpenAI-compatible endpoint (needs httpx; base_url= and model= required)",
 }
 
 _EXTRA: dict[str, tuple[Callable[..., Agent], str]] = {}

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import agent_from_spec
 from agents.bench.decks import DealSet, load_deal_set
 from agents.bench.run import decode_game, pair_from_record, snap_per_deal
 from agents.evaluation.duplicate import play_block
@@ -250,6 +251,15 @@ def replay_deal(record: Mapping[str, Any], pair: int, deal: int, *, replay: bool
         return [decode_game(g) for g in kept[deal - first]]
     if not replay:
         raise ReplayError(f"the record keeps the games of deals {first}..{first + len(kept) - 1} only")
+    for spec in (p["candidate"], p["baseline"]):
+        try:
+            remote = agent_from_spec(spec).remote
+        except MauschelnError as exc:
+            raise ReplayError(f"deal {deal} cannot be played again: {exc}") from exc
+        if remote:  # playing it again would send requests (and this machine's key) to the record's endpoint
+            raise ReplayError(f"deal {deal} cannot be played again: {spec.partition(':')[0]} asks a network endpoint; "
+                              f"the record keeps the games of deals {first}..{first + len(kept) - 1} only (bench run "
+                              "--replays N keeps more)")
     from agents.bench.run import settings_for
 
     settings = settings_for(deal_set, 1)
