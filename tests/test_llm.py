@@ -136,6 +136,18 @@ def test_the_text_of_a_known_position():
     assert "Pot: 12 chips." in text
 
 
+def test_the_docs_example_is_what_the_code_writes():
+    sc = Scenario(DOC_DECK, 4, dealer=0, pot=8)
+    for seat, action in ((1, "mauscheln"), (2, "pass"), (3, "go"), (0, "pass"), (1, "9C"), (1, "8D"), (1, "done"),
+                         (3, "JD"), (3, "done")):
+        sc.act(seat, action)
+    out = sc.env.observe("player_1")
+    text = TextView(sc.game, 1).render(out["observation"], out["action_mask"], sc.env.infos["player_1"])
+    page = (ROOT / "docs" / "agents" / "llm.md").read_text(encoding="utf-8")
+    block = page.split("<!-- example view: begin -->")[1].split("<!-- example view: end -->")[0].strip()
+    assert block == f"```text\n{text}\n```"
+
+
 def test_the_table_text_is_the_rules_of_the_table():
     game = Game(make_config("mouche", 4, pamphile=True))
     text = table_text(game)
