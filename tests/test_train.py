@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from agents.learned import CheckpointError, LearnedAgent, NetSpec, PolicyNet, masked_distribution, sample_actions
 from mauscheln_env import Game, make_config
@@ -63,7 +62,9 @@ def test_each_rulesets_preset_in_a_smoke_run(tmp_path, ruleset):
     """The preset behind each ruleset's shipped policy, shrunk: the batched backend, the tensor `expert` in the
     field, snapshots, a periodic and a final evaluation, and a policy that loads at that ruleset's table."""
     preset = ROOT / "configs" / "train" / RULESET_PRESETS[ruleset]
-    imitates = bool(yaml.safe_load(preset.read_text(encoding="utf-8")).get("imitate_decisions"))
+    from train.ppo_selfplay import load_config
+
+    imitates = bool(load_config(preset).imitate_decisions)
     proc = subprocess.run(
         [sys.executable, "-m", "train.ppo_selfplay", "--config", str(preset),
          "--run-dir", str(tmp_path / "run"), "--num-envs", "16", "--num-steps", "16",
@@ -84,11 +85,12 @@ def test_each_rulesets_preset_in_a_smoke_run(tmp_path, ruleset):
 def test_tensor_baselines_of_every_ruleset(ruleset):
     """beginner and expert of every ruleset are tensor opponents (act on obs and mask), so any backend takes them."""
     from agents.tensor.common import TensorAgent
-    from train.ppo_selfplay import _baseline_players, make_args
+    from train.ppo.opponents import baseline_players
+    from train.ppo_selfplay import make_args
 
     args = make_args({"ruleset": ruleset, "backend": "batched", "baseline_opponents": ["beginner", "expert:risk=0.5"]})
     game = Game(make_config(ruleset, 4))
-    players = _baseline_players(args, game, torch.device("cpu"))
+    players = baseline_players(args, game, torch.device("cpu"))
     assert [type(p).__name__ for p in players] and all(isinstance(p, TensorAgent) for p in players)
     assert [p.name for p in players] == ["beginner", "expert"]
     assert players[1].brain.risk == 0.5
@@ -116,10 +118,11 @@ def test_training_presets_load_for_every_ruleset(path):
 
 
 def test_opponent_assignment_covers_both_formats():
-    from train.ppo_selfplay import _assign, make_args
+    from train.ppo.opponents import assign
+    from train.ppo_selfplay import make_args
 
     args = make_args({"self_play_prob": 0.2, "baseline_prob": 0.5})
-    ctrl = _assign(np.random.default_rng(0), 4000, 4, args, pool=3, baselines=1, pool_scores=[0.0, -1.0, 1.0])
+    ctrl = assign(np.random.default_rng(0), 4000, 4, args, pool=3, baselines=1, pool_scores=[0.0, -1.0, 1.0])
     learners = (ctrl == 0).sum(1)
     assert set(learners.tolist()) == {1, 2, 3, 4}  # self-play, and one to three learner seats
     mixed = ctrl[learners < 4]
@@ -171,12 +174,12 @@ BATCHED_RUN = ["--config", str(SMOKE), "--backend", "batched", "--num-envs", "24
 def test_frozen_learned_opponents_on_the_batched_backend(tmp_path, monkeypatch):
     """A shipped policy as a batched opponent (`learned:checkpoint=...`): the run trains, the opponent acts on
     its rows and its weights never change nor receive gradients; a run resumed after a stop repeats the update."""
-    import train.ppo_selfplay as trainer
+    import train.ppo.setup as setup
     from agents.learned import BatchedLearned, read_policy
 
     made: list[list] = []
-    build = trainer._baseline_players
-    monkeypatch.setattr(trainer, "_baseline_players", lambda *a: made.append(build(*a)) or made[-1])
+    build = setup.baseline_players
+    monkeypatch.setattr(setup, "baseline_players", lambda *a: made.append(build(*a)) or made[-1])
     acted = []
     act = BatchedLearned.act
     monkeypatch.setattr(BatchedLearned, "act", lambda self, o, m: acted.append(len(o)) or act(self, o, m))
@@ -202,7 +205,7 @@ def test_a_warm_start_plays_the_policy_it_starts_from(tmp_path, capsys):
     is written."""
     from agents.learned import CheckpointError, NetSpec, PolicyNet, read_policy, trump_first_tables
     from mauscheln_env.vecenv import make_vector_env
-    from train.ppo_selfplay import _init_from
+    from train.ppo.setup import init_from
 
     game = Game(make_config("mauscheln", 4))
     envs = make_vector_env(game.config, 64, backend="batched", seed=0)
@@ -210,10 +213,10 @@ def test_a_warm_start_plays_the_policy_it_starts_from(tmp_path, capsys):
     start, _, _ = read_policy("mauscheln4")
     net = PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (128, 128), None, True), trump_first_tables(game))
     assert not torch.equal(net.masked_logits(obs, mask), start.masked_logits(obs, mask))
-    _init_from(net, "mauscheln4", game)
+    init_from(net, "mauscheln4", game)
     torch.testing.assert_close(net.masked_logits(obs, mask), start.masked_logits(obs, mask), rtol=0, atol=0)
     with pytest.raises(CheckpointError, match=r"--hidden: policy \[128, 128\], run \[64\]"):
-        _init_from(PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (64,), None, True), trump_first_tables(game)),
+        init_from(PolicyNet(NetSpec(envs.obs_size, envs.num_actions, (64,), None, True), trump_first_tables(game)),
                    "mauscheln4", game)
 
     flags = [*BATCHED_RUN, "--hidden", "128", "128", "--trump-first", "--init-from", "mauscheln4"]
@@ -438,7 +441,7 @@ def test_masked_distribution_never_samples_an_illegal_action():
 
 
 def test_seat_gae_credits_settlements_that_land_on_other_turns():
-    from train.ppo_selfplay import _seat_gae
+    from train.ppo.advantages import seat_gae
 
     # One session, two seats: seat 0 acts at t=0, seat 1 at t=1 (the deal ends there, paying both).
     rewards = torch.zeros(2, 1, 2)
@@ -446,13 +449,13 @@ def test_seat_gae_credits_settlements_that_land_on_other_turns():
     values = torch.zeros(2, 1)
     seats = torch.tensor([[0], [1]])
     dones = torch.tensor([[False], [True]])
-    adv, ret = _seat_gae(rewards, values, seats, dones, torch.zeros(1, 2), torch.tensor([1]), gamma=1.0, lam=1.0)
+    adv, ret = seat_gae(rewards, values, seats, dones, torch.zeros(1, 2), torch.tensor([1]), gamma=1.0, lam=1.0)
     assert ret[:, 0].tolist() == [3.0, -3.0]
 
 
 def test_seat_gae_cuts_each_session_where_its_deal_ended():
     """Steps after a session's cut are not its own; a cut that is not a session end continues with boot."""
-    from train.ppo_selfplay import _seat_gae
+    from train.ppo.advantages import seat_gae
 
     # Two sessions, two seats alternating. Session 0: the deal (and session) ends at t=2, then a new session's
     # reward at t=3 must not leak back. Session 1: cut at t=2 without a session end: boot carries on.
@@ -466,7 +469,7 @@ def test_seat_gae_cuts_each_session_where_its_deal_ended():
     dones = torch.zeros(4, 2, dtype=torch.bool)
     dones[2, 0] = True
     boot = torch.tensor([[7.0, 7.0], [5.0, 6.0]])  # session 0's boot is ignored: it ended at its cut
-    _, ret = _seat_gae(rewards, values, seats, dones, boot, torch.tensor([2, 2]), gamma=1.0, lam=1.0)
+    _, ret = seat_gae(rewards, values, seats, dones, boot, torch.tensor([2, 2]), gamma=1.0, lam=1.0)
     assert ret[:3, 0].tolist() == [-4.0, 2.0, -4.0]
     assert ret[:3, 1].tolist() == [6.0, 6.0, 5.0]  # seat 0: 1 at t=1 + boot 5; seat 1: boot 6
 
@@ -478,7 +481,7 @@ def test_bootstrap_observes_only_the_sessions_it_needs(backend, ruleset):
     from mauscheln_env.ruleargs import rule_config
     from mauscheln_env.vecenv import make_vector_env
     from mauscheln_env.vector import sample_legal
-    from train.ppo_selfplay import _critic_rows, _observe_rows
+    from train.ppo.rollout import critic_rows, observe_rows
 
     envs = make_vector_env(rule_config(ruleset, None, {}, max_deals=(3, "--max-deals")), 12, backend=backend, seed=3)
     mask = envs.reset(seed=5).mask
@@ -488,9 +491,9 @@ def test_bootstrap_observes_only_the_sessions_it_needs(backend, ruleset):
         rows = torch.randperm(12, generator=gen)[:5]
         pair_rows, pair_seats = rows.repeat(n), torch.arange(n).repeat_interleave(5)
         want = torch.cat([envs.observe(s)[rows] for s in range(n)])
-        assert torch.equal(_observe_rows(envs, pair_rows, pair_seats), want)
+        assert torch.equal(observe_rows(envs, pair_rows, pair_seats), want)
         seat_hot = torch.nn.functional.one_hot(pair_seats, n).float()
-        assert torch.equal(_critic_rows(envs, pair_rows, pair_seats, n),
+        assert torch.equal(critic_rows(envs, pair_rows, pair_seats, n),
                            torch.cat([envs.state()[pair_rows], seat_hot], dim=1))
         mask = envs.step(sample_legal(mask, gen)).mask
 
@@ -690,7 +693,7 @@ def test_phase_stats_give_each_ruleset_its_decision_rates(ruleset, tags):
     the rates of a phase sum to 1, and only the learner's decisions count."""
     from agents.tensor.batched_expert import BatchedRandom
     from mauscheln_env.vecenv import make_vector_env
-    from train.ppo_selfplay import PhaseStats
+    from train.ppo.logs import PhaseStats
 
     game = Game(make_config(ruleset, 4))
     envs = make_vector_env(game.config, 128, backend="batched", seed=0)
@@ -753,7 +756,9 @@ def test_dagger_sessions_are_played_by_the_network_and_labelled_by_the_teacher(m
     from agents.tensor import batched_opponent
     from mauscheln_env.observation import Observer
     from mauscheln_env.vecenv import make_vector_env
-    from train.ppo_selfplay import Args, _imitation_round
+    from train.ppo.imitation import imitation_round
+    from train.ppo.rollout import Storage
+    from train.ppo_selfplay import Args
 
     game = Game(make_config("mauscheln", 4, max_deals=1))
     B, T, n = 32, 12, 4
@@ -779,12 +784,10 @@ def test_dagger_sessions_are_played_by_the_network_and_labelled_by_the_teacher(m
 
         monkeypatch.setattr(envs, "step", spy_step)
         monkeypatch.setattr(teacher, "act", spy_act)
-        buffers = (torch.zeros(T, B, D), torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, A, dtype=torch.bool),
-                   torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, dtype=torch.long), torch.zeros(T, B, n),
-                   torch.zeros(T, B, dtype=torch.bool), torch.zeros(T, B, 0))
+        storage = Storage.allocate(T, B, D, A, n, None, torch.device("cpu"))
         opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-        _imitation_round(net, teacher, envs, args, opt, 0, buffers, student=student)
-        return played, labels_seen, buffers[3]
+        imitation_round(net, teacher, envs, args, opt, 0, storage, student=student)
+        return played, labels_seen, storage.act
 
     played, labels, act_buf = run(0.0)
     assert all(torch.equal(p, lab) for p, (lab, _) in zip(played, labels))

@@ -5,19 +5,22 @@ field and parses it with :func:`tyro_cli`, which also merges a repeated
 ``--rule`` (tyro keeps only the last of a repeated flag) and turns tyro's
 boxed error into one line (a :class:`~mauscheln_env.errors.ConfigError`).
 :data:`KEY_VALUES` is the tyro constructor of a ``KEY=VALUE ...`` option
-(``--rule knock=true stake=8`` -> ``{"knock": True, "stake": 8}``).
+(``--rule knock=true stake=8`` -> ``{"knock": True, "stake": 8}``). :func:`run_job` runs a script's job
+with the exit codes every command shares (0, 2 for a user's mistake, 130 when interrupted).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import sys
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import tyro
 
-from mauscheln_env.errors import ConfigError
-from mauscheln_env.ruleargs import parse_rules
+from mauscheln_env.errors import ConfigError, MauschelnError
+from mauscheln_env.ruleargs import newline_after_ctrl_c, parse_rules, report
 
 T = TypeVar("T")
 
@@ -49,6 +52,21 @@ def tyro_cli(cls: type[T], argv: list[str], *, prog: str, description: str, defa
         if exc.code not in (0, None):
             raise ConfigError(one_line(err.getvalue(), prog) or f"bad command line (exit {exc.code})") from None
         raise
+
+
+def run_job(prog: str, job: Callable[[], dict[str, Any]]) -> int:
+    """Run ``job()`` (a training job returning its summary) as a command: exit 0, 2 with one line for a user's
+    mistake (bad configuration, run directory or checkpoint; no traceback), 130 when interrupted."""
+    from train.ppo.interrupt import TrainingInterrupted
+
+    try:
+        summary = job()
+    except MauschelnError as exc:
+        return report(prog, exc)
+    except (TrainingInterrupted, KeyboardInterrupt) as exc:
+        print(f"{newline_after_ctrl_c()}{prog}: {exc or 'interrupted'}", file=sys.stderr)
+        return 130
+    return 130 if summary.get("interrupted") else 0
 
 
 def merge_repeated(argv: list[str], flag: str) -> list[str]:

@@ -244,7 +244,7 @@ def distill(args: DistillArgs) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from train.ppo_selfplay import run_job
+    from train.cli import run_job
 
     argv = list(sys.argv[1:] if argv is None else argv)
     return run_job(PROG, lambda: distill(tyro_cli(DistillArgs, argv, prog=PROG, description=__doc__.split("\n\n")[0])))

@@ -219,7 +219,7 @@ def league(args: LeagueArgs) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from train.ppo_selfplay import run_job
+    from train.cli import run_job
 
     argv = list(sys.argv[1:] if argv is None else argv)
     return run_job(PROG, lambda: league(tyro_cli(LeagueArgs, argv, prog=PROG, description=__doc__.split("\n\n")[0])))
