@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,59 @@ def test_training_presets_load_for_every_ruleset(path):
     if path.name == "fast.yaml":
         for ruleset in RULESETS:
             check_args(dataclasses.replace(args, ruleset=ruleset))
+
+
+PRESETS_BEFORE_BASES = ROOT / "tests" / "data" / "train_presets.json"
+"""Each preset's YAML mapping as it stood before the presets started from each other (``base:``)."""
+
+
+@pytest.mark.parametrize("name", sorted(json.loads(PRESETS_BEFORE_BASES.read_text(encoding="utf-8"))))
+def test_each_preset_resolves_to_the_options_it_gave_before_it_had_a_base(name):
+    """A preset and its chain of bases give exactly the options its own full mapping gave (defaults included)."""
+    import dataclasses
+
+    from train.ppo_selfplay import load_config, make_args
+
+    before = json.loads(PRESETS_BEFORE_BASES.read_text(encoding="utf-8"))[name]
+    assert dataclasses.asdict(load_config(ROOT / "configs" / "train" / name)) == dataclasses.asdict(make_args(before))
+
+
+def test_a_config_starts_from_its_base_and_overrides_it(tmp_path):
+    """``base:`` is read relative to the file naming it, chains, and every file overrides the ones below it;
+    a run writes the resolved options, so its config.yaml names no base."""
+    import yaml
+
+    from train.ppo_selfplay import load_config
+
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "root.yaml").write_text(f"base: {SMOKE}\nnum_envs: 4\nnum_steps: 8\nseed: 3\n")
+    (tmp_path / "common" / "mid.yaml").write_text("base: root.yaml\nnum_steps: 16\nhidden: [8]\n")
+    (tmp_path / "top.yaml").write_text("base: common/mid.yaml\nseed: 5\n")
+    args = load_config(tmp_path / "top.yaml")
+    assert (args.backend, args.num_envs, args.num_steps, args.seed, args.hidden) == ("reference", 4, 16, 5, [8])
+    assert train_main(["--config", str(tmp_path / "top.yaml"), "--run-dir", str(tmp_path / "run"),
+                       "--max-updates", "1"]) == 0
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text(encoding="utf-8"))
+    assert "base" not in saved and (saved["num_steps"], saved["seed"], saved["backend"]) == (16, 5, "reference")
+
+
+@pytest.mark.parametrize(("files", "says"), [
+    ({"a.yaml": "base: a.yaml\n"}, ["base 'a.yaml' makes a cycle (a.yaml -> a.yaml)"]),
+    ({"a.yaml": "base: b.yaml\n", "b.yaml": "base: a.yaml\nseed: 2\n"},
+     ["b.yaml': base 'a.yaml' makes a cycle (a.yaml -> b.yaml -> a.yaml)", "allowed: a chain of bases"]),
+    ({"a.yaml": "base: nowhere.yaml\n", "other.yaml": "seed: 2\n"},
+     ["base 'nowhere.yaml' does not exist", "allowed: a training config relative to this file, e.g. other.yaml"]),
+    ({"a.yaml": "base: [b.yaml]\n"}, ["base=['b.yaml'] is not allowed", "allowed: the file name of another"]),
+    ({"a.yaml": "base: b.yaml\n", "b.yaml": "seed: [\n"}, ["b.yaml' is not valid YAML"]),
+    ({"a.yaml": "base: b.yaml\n", "b.yaml": "sed: 2\n"}, ["b.yaml': unknown training option(s) sed"]),
+])
+def test_bad_bases_are_refused_with_what_is_allowed(tmp_path, capsys, files, says):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert train_main(["--config", str(tmp_path / "a.yaml"), "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert all(s in err for s in says) and err.count("\n") == 1, err
+    assert not (tmp_path / "run").exists()
 
 
 def test_opponent_assignment_covers_both_formats():

@@ -207,7 +207,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 def load_config(path: str | Path, source: str = "training config") -> Args:
-    """The :class:`Args` of a YAML file (``--config`` or a run's ``config.yaml``), every value checked."""
+    """The :class:`Args` of a YAML file (``--config`` or a run's ``config.yaml``) and its bases, checked."""
     return read_config(Args, path, source)
 
 

@@ -1,8 +1,8 @@
 """The steps of the PPO self-play trainer, one module each; :mod:`train.ppo_selfplay` holds the options and
 the loop that calls them, in this order:
 
-* :mod:`~train.ppo.args`: what every option allows; a command line or a YAML file
-  read into checked options;
+* :mod:`~train.ppo.args`: what every option allows; a command line or a YAML file (with
+  its chain of ``base:`` files) read into checked options;
 * :mod:`~train.ppo.setup`: a new or resumed run: its directory, engine, network, optimizer, opponents, storage;
 * :mod:`~train.ppo.seeds`: the generators of an update, each a function of (seed, update);
 * :mod:`~train.ppo.imitation`: an update of behaviour cloning (before self-play, when asked for);

@@ -4,8 +4,10 @@ The options themselves are declared where the loop reads them, in :class:`train.
 dataclass with a docstring per field, as CleanRL's scripts do). The readers here take that class as their
 first argument, so that the script imports this module and not the other way round.
 
-A training config (``--config``, ``configs/train/*.yaml``) is a mapping of option names to values. Every bad
-value raises :class:`~mauscheln_env.errors.ConfigError` with one line saying what is allowed.
+A training config (``--config``, ``configs/train/*.yaml``) is a mapping of option names to values. It may
+start from another file: ``base: FILE`` (relative to the file that names it) gives every option of that
+file, which the naming file then overrides; bases may chain, and a cycle or a missing file is refused.
+Every bad value raises :class:`~mauscheln_env.errors.ConfigError` with one line saying what is allowed.
 """
 
 from __future__ import annotations
@@ -33,11 +35,14 @@ if TYPE_CHECKING:
 A = TypeVar("A")
 
 SYNTAX = (
-    "Every option is a flag and a key of the YAML file given with --config (flags override the file). Lists take "
+    "Every option is a flag and a key of the YAML file given with --config (flags override the file; a file may "
+    "start from another with base: FILE). Lists take "
     "space-separated values (--hidden 128 128, --baseline-opponents expert random; no value: an empty list), "
     "booleans are flags (--trump-first / --no-trump-first), None is written None, rule options are "
     f"--rule {RULE_SYNTAX}. Continue a stopped run with --resume RUN_DIR."
 )
+BASE_KEY = "base"
+"""The key of a training config that names the config it starts from."""
 KEPT_ON_RESUME = ("resume", "max_updates", "max_minutes")
 """The options a resumed run takes from its command line; every other comes from the run's config.yaml."""
 
@@ -65,13 +70,51 @@ def parse_command_line(cls: type[A], argv: list[str] | None, description: str) -
 
 
 def read_config(cls: type[A], path: str | Path, source: str = "training config") -> A:
-    """The options of a YAML file (``--config`` or a run's ``config.yaml``), every value checked."""
+    """The options of a YAML file (``--config`` or a run's ``config.yaml``) and its bases, every value checked."""
     path = Path(path)
-    values = _yaml_mapping(path, source)
+    values = config_values(path, {f.name for f in dataclasses.fields(cls)}, source)
     try:
         return options_from(cls, values)
     except ConfigError as exc:
         raise ConfigError(f"{source} {str(path)!r}: {exc}") from None
+
+
+def config_values(path: Path, names: set[str], source: str = "training config") -> dict[str, Any]:
+    """The option values a YAML file gives: those of its chain of bases, each overridden by the file naming it.
+
+    Each file may hold the option ``names`` and ``base``; an unknown key is refused naming its file.
+    """
+    layers: list[dict[str, Any]] = []
+    chain: list[Path] = []
+    while True:
+        data = _yaml_mapping(path, source)
+        base = data.pop(BASE_KEY, None)
+        try:
+            _refuse_unknown(data, names)
+        except ConfigError as exc:
+            raise ConfigError(f"{source} {str(path)!r}: {exc}") from None
+        layers.append(data)
+        chain.append(path.resolve())
+        if base is None:
+            break
+        if not isinstance(base, str) or not base.strip():
+            raise ConfigError(f"{source} {str(path)!r}: {BASE_KEY}={shown(base)} is not allowed; allowed: the file "
+                              f"name of another training config, relative to this one ({BASE_KEY}: fast.yaml)")
+        following = path.parent / base
+        if following.resolve() in chain:
+            loop = " -> ".join(p.name for p in [*chain, following.resolve()])
+            raise ConfigError(f"{source} {str(path)!r}: {BASE_KEY} {base!r} makes a cycle ({loop}); allowed: a "
+                              "chain of bases that ends in a file without base")
+        if not following.is_file():
+            others = sorted(p.name for p in path.parent.glob("*.y*ml") if p.resolve() not in chain)
+            raise ConfigError(f"{source} {str(path)!r}: {BASE_KEY} {base!r} does not exist ({following}); allowed: "
+                              "a training config relative to this file"
+                              + (f", e.g. {', '.join(others)}" if others else ""))
+        path = following
+    values: dict[str, Any] = {}
+    for data in reversed(layers):
+        values.update(data)
+    return values
 
 
 def _yaml_mapping(path: Path, source: str) -> dict[Any, Any]:
