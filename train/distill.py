@@ -4,7 +4,7 @@
     mauscheln distill mauscheln4 --deals 2000 --eval-deals 5000 --out runs/distill/m4.safetensors
     mauscheln distill runs/x/policy.safetensors --teacher "pimc:model=runs/x/policy.safetensors,samples=8"
 
-Issue 13, item 5's second half. The teacher (by default ``pimc:model=POLICY``: the search on top of the policy,
+The teacher (by default ``pimc:model=POLICY``: the search on top of the policy,
 :mod:`agents.search.pimc`) plays every seat of ``--deals`` one-deal sessions of the policy's own table on the reference
 engine, and every decision with a choice is recorded: the acting seat's observation, its mask and the teacher's
 action. Where the search keeps the policy's own choice that action is a draw from the policy; where it overrules

@@ -3,7 +3,7 @@
     mauscheln league --config configs/train/expert.yaml --rounds 8 --updates-per-round 50
     mauscheln league --config configs/train/expert.yaml --init-from mauscheln4 --rounds 4 --run-dir runs/league/a
 
-Issue 13, item 4: the league of AlphaStar (Vinyals et al. 2019) on one machine, run round by round with the
+The league of AlphaStar (Vinyals et al. 2019) on one machine, run round by round with the
 self-play trainer (:mod:`train.ppo_selfplay`) as the learner of each role:
 
 * **main agent**: trains in the preset's field (its self-play, snapshots and ``baseline_opponents``) plus
