@@ -56,7 +56,7 @@ from train.cli import KEY_VALUES, run_job
 from train.ppo import PROG
 from train.ppo.advantages import rollout_advantages
 from train.ppo.args import SYNTAX, check_args, options_from, parse_command_line, read_config, rules_config
-from train.ppo.checkpoint import save_checkpoint
+from train.ppo.checkpoint import save_checkpoint, save_final_policy
 from train.ppo.evaluation import final_evaluation, periodic_evaluation
 from train.ppo.imitation import imitation_round
 from train.ppo.interrupt import StopOnInterrupt, resume_hint
@@ -64,7 +64,7 @@ from train.ppo.logs import log_imitation, log_ppo_update, print_throughput
 from train.ppo.opponents import reseed_baselines
 from train.ppo.rollout import collect_rollout
 from train.ppo.seeds import update_generators
-from train.ppo.setup import Run, magnet_net, save_final_policy, start_run
+from train.ppo.setup import Run, magnet_net, start_run
 from train.ppo.update import learning_rate, ppo_update
 
 __all__ = ["PROG", "Args", "check_args", "load_config", "main", "make_args", "parse_args", "rules_config",
@@ -227,6 +227,8 @@ def train(args: Args) -> dict[str, Any]:
 
 
 def _train(args: Args, stop: StopOnInterrupt) -> dict[str, Any]:
+    """Each update imitates the teacher or collects a rollout and learns from it, then logs; then come the
+    checkpoint, a requested stop, the periodic evaluation and the time budget; at the end the final evaluation."""
     run = start_run(args, stop)  # run directory, engine, network, optimizer, opponents, storage
     args = run.args  # a resumed run's options are those of its config.yaml
     for update in range(run.start_update, run.num_updates):
@@ -288,7 +290,7 @@ def finish(run: Run) -> dict[str, Any]:
             "decisions_per_second": done / max(elapsed, 1e-9),
             # CPU seconds of this process (every thread): on a shared machine the wall clock also counts the waits
             "decisions_per_cpu_second": done / max(time.process_time() - run.cpu_started, 1e-9),
-            "policy": str(save_final_policy(run))}
+            "policy": str(save_final_policy(run.run_dir, run.net, run.game, run.args, run.decisions))}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,8 +57,8 @@ def parse_command_line(cls: type[A], argv: list[str] | None, description: str) -
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config", default=None)
     known, _ = pre.parse_known_args(argv)
-    base = read_config(cls, known.config) if known.config else cls()
-    args = tyro_cli(cls, argv, prog=PROG, description=description, default=base)
+    defaults = read_config(cls, known.config) if known.config else cls()
+    args = tyro_cli(cls, argv, prog=PROG, description=description, default=defaults)
     if args.resume:
         changed = [f.name for f in dataclasses.fields(cls) if f.name not in KEPT_ON_RESUME
                    and getattr(args, f.name) != getattr(cls(), f.name)]

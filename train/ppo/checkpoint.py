@@ -1,4 +1,4 @@
-"""Training checkpoints: ``RUN_DIR/checkpoints/update_XXXXXX/`` and a ``latest`` pointer.
+"""Training checkpoints (``RUN_DIR/checkpoints/update_XXXXXX/`` and a ``latest`` pointer) and the final policy.
 
 A checkpoint holds everything an update depends on besides (seed, update): ``policy.safetensors`` (the
 learner, in the policy format :mod:`agents.learned` reads, with the update and the options in its metadata),
@@ -201,3 +201,9 @@ def latest_checkpoint_name(run_dir: Path) -> str | None:
     except CheckpointError:
         return None
     return None if latest is None else latest.name
+
+
+def save_final_policy(run_dir: Path, net: PolicyNet, game: Game, args: Args, decisions: int) -> Path:
+    """``RUN_DIR/policy.safetensors``: the learner as the run leaves it, with the options and decisions so far."""
+    return save_policy(run_dir / "policy.safetensors", net, game,
+                       extra={"args": dataclasses.asdict(args), "decisions": decisions})

@@ -60,7 +60,7 @@ def frozen(state_dict: dict[str, torch.Tensor], spec: NetSpec, device: torch.dev
 
 
 def assign(rng: np.random.Generator, count: int, n: int, args: Args, pool: int, baselines: int,
-            pool_scores: list[float]) -> torch.Tensor:
+           pool_scores: list[float]) -> torch.Tensor:
     """Controllers per (session, seat): 0 the learner, 1..pool frozen snapshots, then the scripted baselines.
 
     A session is self-play with probability ``self_play_prob``; otherwise the
@@ -132,8 +132,8 @@ def reseed_baselines(baselines: list[Any], seed: int, update: int) -> None:
 
 
 def baseline_actions(envs: Any, baselines: list[Any], ctrl: torch.Tensor, seat: torch.Tensor,
-                      obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int,
-                      sessions: torch.Tensor | None = None) -> None:
+                     obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor, pool: int,
+                     sessions: torch.Tensor | None = None) -> None:
     """Overwrite ``action`` in the rows whose acting seat a scripted baseline plays (row i is session
     ``sessions[i]``, or session i when None)."""
     for k, player in enumerate(baselines):

@@ -195,9 +195,9 @@ def collect_rollout(run: Run, update: int, gen: torch.Generator, rng: np.random.
 
 
 def policy_step(net: PolicyNet, opponent_nets: list[PolicyNet], baselines: list[Any], envs: Any, args: Args,
-                 obs: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor, ctrl: torch.Tensor,
-                 gen: torch.Generator, rows: torch.Tensor | None
-                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+                obs: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor, ctrl: torch.Tensor,
+                gen: torch.Generator, rows: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decision in each of the given sessions (``rows`` of the batch, or all when None): the learner's
     input ``x``, trump suits, critic input, the actions (learner, snapshots and baselines by ``ctrl``), the
     log-probability of each action under the learner and the learner's value."""

@@ -86,19 +86,7 @@ class Run:
 def start_run(args: Args, stop: StopOnInterrupt) -> Run:
     """A new run of ``args``, or with ``args.resume`` the stopped run continued from its last checkpoint."""
     check_args(args)
-    if args.resume:
-        run_dir = Path(args.resume)
-        saved = run_dir / "config.yaml"
-        if not saved.is_file():
-            raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); allowed: a directory written by "
-                              f"{PROG}")
-        args = dataclasses.replace(read_config(type(args), saved, "run config"), resume=args.resume,
-                                   max_updates=args.max_updates, max_minutes=args.max_minutes)
-        removed = clean_partial_writes(run_dir)
-        if removed:
-            print(f"removed what an interrupted checkpoint write left behind: {', '.join(removed)}")
-    else:
-        run_dir = new_run_dir(args)
+    args, run_dir = resumed(args) if args.resume else (args, new_run_dir(args))
     device = check_device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -154,6 +142,22 @@ def start_run(args: Args, stop: StopOnInterrupt) -> Run:
                started=started, cpu_started=cpu_started)
 
 
+def resumed(args: Args) -> tuple[Args, Path]:
+    """The options of the run ``args.resume`` (its config.yaml, with this command's ``KEPT_ON_RESUME``) and its
+    directory, cleared of what an interrupted checkpoint write left behind."""
+    run_dir = Path(str(args.resume))
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); allowed: a directory written by "
+                          f"{PROG}")
+    args = dataclasses.replace(read_config(type(args), saved, "run config"), resume=args.resume,
+                               max_updates=args.max_updates, max_minutes=args.max_minutes)
+    removed = clean_partial_writes(run_dir)
+    if removed:
+        print(f"removed what an interrupted checkpoint write left behind: {', '.join(removed)}")
+    return args, run_dir
+
+
 def new_run_dir(args: Args) -> Path:
     """``run_dir``, or ``runs_root/<ruleset>__<exp_name>__<seed>__<time>``; refused if it holds a run."""
     stamp = int(time.time())
@@ -188,12 +192,6 @@ def make_run_dir(run_dir: Path, args: Args) -> Any:
             raise ConfigError(f"cannot write the run directory {run_dir}: {exc.strerror or exc}; allowed: a "
                               "writable place (--run-dir or --runs-root)") from exc
         raise
-
-
-def save_final_policy(run: Run) -> Path:
-    """``RUN_DIR/policy.safetensors``: the learner as the run leaves it, with the options and decisions."""
-    return save_policy(run.run_dir / "policy.safetensors", run.net, run.game,
-                       extra={"args": dataclasses.asdict(run.args), "decisions": run.decisions})
 
 
 def init_from(net: PolicyNet, source: str, game: Game) -> None:
