@@ -187,6 +187,8 @@ AGENTS: dict[str, str] = {
     "pimc": "agents.search.pimc:PIMCAgent",
     "learned": "agents.learned.agent:LearnedAgent",
     "sb3": "agents.learned.sb3:SB3Agent",
+    "onnx": "agents.learned.portable:OnnxAgent",
+    "torchscript": "agents.learned.portable:TorchScriptAgent",
     "openspiel": "agents.search.openspiel:OpenSpielAgent",
     "llm": "agents.llm.agent:LLMAgent",
 }
@@ -199,6 +201,8 @@ AGENT_DOCS: dict[str, str] = {
     "pimc": "determinized search: sampled deals, exact search of the tricks",
     "learned": "a trained policy network (needs torch; checkpoint= a path, a run directory or a shipped policy)",
     "sb3": "a MaskablePPO model saved by train/sb3_maskable.py (needs sb3-contrib; model= path)",
+    "onnx": "a policy network from any framework as an ONNX file, observation -> logits (needs onnxruntime; path=)",
+    "torchscript": "a policy network as a TorchScript file, observation -> logits (a program: trusted files only; path=)",
     "openspiel": "an OpenSpiel bot: IS-MCTS with pimc's determinization (needs open-spiel)",
     "llm": "a chat model behind an OpenAI-compatible endpoint (needs httpx; base_url= and model= required)",
 }

@@ -3,7 +3,8 @@
 ``mauscheln demo`` plays and renders a short session between any agents;
 ``mauscheln train`` trains a policy by self-play; ``mauscheln exploit`` trains
 a best response against a frozen agent and measures its gain; ``mauscheln distill``
-fits a policy to a search agent's choices; ``mauscheln eval`` runs
+fits a policy to a search agent's choices; ``mauscheln export`` writes a policy as an ONNX or
+TorchScript file; ``mauscheln eval`` runs
 duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
 ``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
 leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
@@ -25,6 +26,8 @@ SUBCOMMANDS = {
     "eval": ("agents.evaluation.cli", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
                              "the cross-table of every ruleset."),
     "distill": ("train.distill", "Distil a search agent into a learned policy: record its choices, fit the actor."),
+    "export": ("agents.learned.export", "Write a learned policy as an ONNX or TorchScript file (observation -> "
+                                        "logits) for the onnx and torchscript agents."),
     "exploit": ("train.exploit", "Approximate exploitability: a best response trained against a frozen agent."),
     "league": ("train.league", "League training: a main agent, a main exploiter and a league exploiter (PFSP)."),
     "play": ("agents.play.terminal", "Play against the bots in a terminal."),

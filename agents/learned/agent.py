@@ -97,16 +97,24 @@ class LearnedAgent(Agent):
         actor = self._actor
         if actor is None or actor.net is not self.net:
             actor = self._actor = NumpyActor(self.net)
-        logits = actor.logits(np.asarray(observation, dtype=np.float32))[legal].astype(np.float64)
-        if self.greedy:
-            return int(legal[int(np.argmax(logits))])
-        e = np.exp(logits - logits.max())
-        p = np.zeros(len(action_mask))
-        p[legal] = e / e.sum()
-        return int(self.rng.choice(len(p), p=p))
+        return choose_action(actor.logits(np.asarray(observation, dtype=np.float32)), legal, self.greedy, self.rng)
 
     _actor: NumpyActor | None = None
     _checked: Game | None = None  # the last game the policy was checked against
+
+
+def choose_action(logits: np.ndarray, legal: np.ndarray, greedy: bool, rng: np.random.Generator) -> int:
+    """The action a policy plays from its logits over all actions (float[A]) and the legal ids (``legal_ids``):
+    the most likely legal action with ``greedy``, else one draw from the softmax over the legal actions with
+    ``rng`` (exactly one ``rng.choice`` per decision, so agents that share this function and a seed draw the
+    same random numbers and agree wherever their logits do)."""
+    legal_logits = np.asarray(logits)[legal].astype(np.float64)
+    if greedy:
+        return int(legal[int(np.argmax(legal_logits))])
+    e = np.exp(legal_logits - legal_logits.max())
+    p = np.zeros(len(logits))
+    p[legal] = e / e.sum()
+    return int(rng.choice(len(p), p=p))
 
 
 class NumpyActor:

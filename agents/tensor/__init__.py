@@ -29,7 +29,8 @@ A ruleset missing from the table gets the Python strategy row by row at both
 levels (which plays random legal actions where it has no strategy).
 
 :func:`batched_opponent` builds the batched opponents by name for the trainer
-(``random``, ``beginner``, ``expert``, and ``learned``: a frozen policy from a checkpoint).
+(``random``, ``beginner``, ``expert``, ``learned``: a frozen policy from a checkpoint, and ``onnx`` and
+``torchscript``: a network file).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ _OPPONENTS: dict[str, Callable[..., Any]] = {
     "expert": lambda game, device, seed, **params: tensor_agent("expert", game, device, seed, **params),
     "random": lambda game, device, seed: BatchedRandom(game, device, seed=seed),
     "learned": lambda game, device, seed, **params: _batched_learned(game, device, seed, **params),
+    "onnx": lambda game, device, seed, **params: _batched_portable("onnx", game, device, seed, **params),
+    "torchscript": lambda game, device, seed, **params: _batched_portable("torchscript", game, device, seed, **params),
 }
 """Batched opponents by name: ``factory(game, device, seed, **params)``."""
 
@@ -92,6 +95,12 @@ def _batched_learned(game: Game, device: torch.device | str, seed: int, **params
     from agents.learned import BatchedLearned  # torch-only module, loaded when a learned opponent is asked for
 
     return BatchedLearned(game, device, seed, **params)
+
+
+def _batched_portable(kind: str, game: Game, device: torch.device | str, seed: int, **params: Any) -> Any:
+    from agents.learned.portable import BatchedPortable  # loaded when a network file is asked for
+
+    return BatchedPortable(kind, game, device, seed, **params)
 
 BATCHED_OPPONENTS = frozenset(_OPPONENTS)
 """The scripted agents that have a batched version (the trainer uses them on any backend)."""
@@ -102,8 +111,10 @@ def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", 
     """A batched opponent by name: an object with ``.act(obs, mask) -> int64[B]``.
 
     ``beginner`` and ``expert`` (:func:`tensor_agent`; the expert takes keyword ``risk``), ``random``
-    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``), or ``learned``
-    (:class:`agents.learned.BatchedLearned`: a frozen policy, keywords ``checkpoint`` and ``greedy``).
+    (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``), ``learned``
+    (:class:`agents.learned.BatchedLearned`: a frozen policy, keywords ``checkpoint`` and ``greedy``), or ``onnx``
+    and ``torchscript`` (:class:`agents.learned.portable.BatchedPortable`: a network file, keywords ``path`` and
+    ``greedy``).
     """
     if name not in _OPPONENTS:
         raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
