@@ -4,6 +4,8 @@
 * :mod:`agents.learned.checkpoint` — the ``.safetensors`` policy format: save, read, check, the shipped policies.
 * :mod:`agents.learned.agent` — ``learned`` (:class:`LearnedAgent`) and its batched form (:class:`BatchedLearned`).
 * :mod:`agents.learned.sb3` — a Stable-Baselines3 model as an agent (``sb3``).
+* :mod:`agents.learned.portable` — ``onnx`` and ``torchscript``: a network file from any framework, observation -> logits.
+* :mod:`agents.learned.export` — ``mauscheln export``: a policy written as such a file.
 
 The shipped policies lie in ``agents/learned/policies/``, one per table they were trained for.
 """

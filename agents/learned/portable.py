@@ -58,7 +58,8 @@ LAYOUT_KEY = "mauscheln_layout"
 LAYOUT_FILE = "mauscheln_layout.json"
 """TorchScript extra file (``torch.jit.save(..., _extra_files=...)``) with the same JSON."""
 SOURCE_KEY = "mauscheln_source"
-"""Where an exported file came from (the checkpoint's name or path); informative only."""
+"""ONNX ``metadata_props`` key naming the checkpoint an exported file came from (its file or folder name); shown
+to people, never checked."""
 MAX_LAYOUT_BYTES = 1 << 22
 CONTRACT = (f"inputs {OBSERVATION} float32 [B, D] and optionally {ACTION_MASK} bool or float32 [B, A], "
             f"output {LOGITS} float32 [B, A]")
@@ -103,8 +104,6 @@ class PolicyFile:
     Subclasses read one format; :meth:`check` compares a file with a table before anything is played.
     """
 
-    kind: ClassVar[str] = "policy"
-
     def __init__(self, path: str) -> None:
         self.path = str(path)
         self.mask_dtype: np.dtype | None = None
@@ -123,8 +122,6 @@ class PolicyFile:
         rows = 1 if self.batch_one else 2
         try:
             out = self._run(np.zeros((rows, D), np.float32), np.ones((rows, A), bool))
-        except CheckpointError:
-            raise
         except Exception as exc:  # noqa: BLE001 - whatever the runtime raises, the file does not play this table
             raise CheckpointError(f"{self.path}: the network fails on a [{rows}, {D}] observation "
                                   f"({_table(game)}): {' '.join(str(exc).split())[:300]}") from exc
@@ -148,8 +145,6 @@ class PolicyFile:
 
 class OnnxPolicy(PolicyFile):
     """An ONNX file run by onnxruntime on the CPU, one thread (evaluation parallelises over processes)."""
-
-    kind = "onnx"
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
@@ -207,8 +202,6 @@ class OnnxPolicy(PolicyFile):
 class TorchScriptPolicy(PolicyFile):
     """A TorchScript archive (``torch.jit.save``) loaded onto the CPU; ``forward(observation[, action_mask])``
     returns the logits; the mask comes as a bool tensor."""
-
-    kind = "torchscript"
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
