@@ -23,6 +23,12 @@ agent is built, and :func:`register_agent` adds a user's own::
     agent = make_agent("expert", seed=0)
     agent = make_agent("pimc", seed=0, samples=24)
 
+A spec (:func:`agent_from_spec`, every command's ``--agents``) names an agent as
+``NAME[:key=value,...]``, or by where its code lives: ``path/to/file.py:Class``,
+``package.module:Class``, each with parameters after a further ``:``, or the name
+of an installed package's entry point (group ``mauscheln.agents``); the rules that
+tell these forms apart are in :mod:`agents.targets`.
+
 The adapters that run agents live in :mod:`agents.adapters` (PettingZoo loop)
 and :mod:`agents.evaluation.match` (fast engine loop with the environment's own
 observation and info code).
@@ -77,6 +83,12 @@ class Agent(abc.ABC):
     remote: ClassVar[bool] = False
     """True when :meth:`act` asks a service outside this process (a network endpoint): tools that would rebuild
     the agent from someone else's record to play a game again (replays, reports) refuse it instead."""
+    tensor_form: ClassVar[Callable[..., Any] | None] = None
+    """The agent's batched form, if it has one: ``tensor_form(game, device, seed, **params)`` (the agent's
+    parameters) returns an object whose ``act(obs float32[B, D], mask bool[B, A], u float32[B] | None)``
+    returns ``int64[B]``, an action per row (``u``: one uniform in [0, 1) per row for its random draws; None:
+    draw from its own seeded ``generator``). It lets the agent sit at the batched engine's tables
+    (:func:`agents.tensor.batched_opponent`: ``mauscheln eval --backend batched``, the trainer's opponents)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every subclass's constructor checks its keyword parameters against their annotations
@@ -94,6 +106,7 @@ class Agent(abc.ABC):
         self.params: dict[str, Any] = {}
         self.game: Game | None = None
         self.seat: int | None = None
+        self.built_as: str | None = None  # the name or import target make_agent built it from
 
     # ------------------------------------------------------------------ lifecycle
     def setup(self, game: Game, seat: int) -> None:
@@ -148,7 +161,10 @@ class Agent(abc.ABC):
     # ------------------------------------------------------------------ helpers
     def spec(self) -> dict[str, Any]:
         """Name, seed and parameters: what :func:`make_agent` needs to rebuild this agent."""
-        return {"name": self.name, "seed": self.seed, **self.params}
+        return {"name": self._spec_name(), "seed": self.seed, **self.params}
+
+    def _spec_name(self) -> str:
+        return getattr(self, "built_as", None) or self.name
 
     def label(self) -> str:
         """A short readable name including non-default parameters, e.g. ``pimc(samples=8)``."""
@@ -165,7 +181,7 @@ class Agent(abc.ABC):
         ``always``), sorted: text that :func:`agent_from_spec` turns back into an equal agent."""
         defaults = _defaults(type(self))
         keep = {k: v for k, v in sorted(self.params.items()) if k in always or defaults.get(k, object()) != v}
-        return self.name + (":" + ",".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
+        return self._spec_name() + (":" + ",".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label()} seat={self.seat}>"
@@ -221,18 +237,45 @@ def register_agent(name: str, factory: Callable[..., Agent], doc: str = "") -> N
 
 
 def available_agents() -> dict[str, str]:
-    """Agent names and their one-line descriptions (built-in and registered), without importing any agent."""
-    names = dict(AGENT_DOCS)
+    """Agent names and their one-line descriptions (built-in, registered and installed entry points), without
+    importing any agent."""
+    from agents import targets
+
+    names = {name: targets.entry_point_doc(ep) for name, ep in targets.entry_points().items()}
+    names.update(AGENT_DOCS)
     names.update({name: doc for name, (_, doc) in _EXTRA.items()})
     return dict(sorted(names.items()))
 
 
+def _known_name(name: str) -> bool:
+    if name in _EXTRA or name in AGENTS:
+        return True
+    from agents import targets
+
+    return name in targets.entry_points()
+
+
 def agent_class(name: str) -> Callable[..., Agent]:
-    """The factory of agent ``name``: a registered one, else the class named in :data:`AGENTS`, imported now."""
+    """The factory of agent ``name``: a registered one, else the class named in :data:`AGENTS`, imported now,
+    else an import target (``/path/file.py:Name``, ``module:Name``, as :func:`parse_agent_spec` returns it) or
+    an installed entry point, loaded now."""
     if name in _EXTRA:
         return _EXTRA[name][0]
+    if isinstance(name, str) and name not in AGENTS:
+        from agents import targets
+
+        if targets.is_target(name):
+            target, params = parse_agent_spec(name)
+            if params or not targets.is_target(target):
+                raise AgentError(f"agent {name!r} is spec text, not a name; allowed: a name or an import target "
+                                 "with the parameters given apart (agent_from_spec reads spec text)")
+            return targets.load(target)
+        ep = targets.entry_points().get(name)
+        if ep is not None:
+            return targets.load_entry_point(name, ep)
     if not isinstance(name, str) or name not in AGENTS:
-        raise AgentError(f"unknown agent {name!r}; allowed: {', '.join(available_agents())}")
+        raise AgentError(f"unknown agent {name!r}; allowed: {', '.join(available_agents())}, or an agent by "
+                         "import path: path/to/file.py:Name or package.module:Name")
     module, _, cls = AGENTS[name].partition(":")
     try:
         return getattr(importlib.import_module(module), cls)
@@ -251,15 +294,41 @@ def _build(name: str, seed: int | None, params: dict[str, Any]) -> Agent:
     if "seed" in params:
         raise AgentError(f"agent {name!r}: seed is not a parameter of the spec (the caller seeds every agent, "
                          f"e.g. with --seed); allowed: {_allowed(accepted)}")
-    unknown = sorted(set(params) - set(accepted))
+    own = name in _EXTRA or name in AGENTS  # the project's agents (and registered ones) fail as they always did
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        sig = None
+    anything = sig is not None and any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    if not own and sig is not None and not anything and "seed" not in sig.parameters:
+        raise AgentError(f"agent {name!r} takes no seed parameter; allowed: a class or function that takes "
+                         "seed=None (the caller seeds every agent), e.g. a subclass of agents.base.Agent")
+    unknown = [] if anything else sorted(set(params) - set(accepted))
     if unknown:
         raise AgentError(f"agent {name!r} has no parameter(s) {', '.join(unknown)}; allowed: {_allowed(accepted)}")
     try:
-        return factory(seed=seed, **params)
-    except MauschelnError:
-        raise
+        agent = factory(seed=seed, **params)
+    except MauschelnError as exc:
+        if own:
+            raise
+        raise AgentError(f"agent {name!r}: {exc}") from exc
     except ValueError as exc:  # an agent's own check of a parameter value (e.g. pimc's samples=0)
         raise AgentError(f"agent {name!r}: {exc}") from exc
+    except Exception as exc:
+        if own:
+            raise
+        raise AgentError(f"agent {name!r}: building it raised {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())}") from exc
+    if not isinstance(agent, Agent):
+        raise AgentError(f"agent {name!r} returned a {type(agent).__name__}, not an Agent; allowed: a subclass of "
+                         "agents.base.Agent, or a function that returns an instance of one")
+    if not hasattr(agent, "_rng_seed"):
+        raise AgentError(f"agent {name!r}: {type(agent).__name__}.__init__ does not call Agent.__init__; allowed: "
+                         "a constructor that calls super().__init__(seed)")
+    agent.built_as = name
+    for key, value in params.items():  # a user's agent need not record its parameters itself
+        agent.params.setdefault(key, value)
+    return agent
 
 
 def _allowed(accepted: Mapping[str, Any]) -> str:
@@ -269,29 +338,57 @@ def _allowed(accepted: Mapping[str, Any]) -> str:
 def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
     """Parse ``"pimc:samples=8,time_limit=0.05"`` into ``("pimc", {"samples": 8, "time_limit": 0.05})``.
 
-    Values are read as int, float, ``true``/``false``/``none`` or else kept as strings.
+    Values are read as int, float, ``true``/``false``/``none`` or else kept as strings. An agent named by
+    import path gives its target: ``"./bot.py:MyBot:depth=3"`` gives ``("/abs/path/bot.py:MyBot", {"depth": 3})``,
+    ``"mypkg.bots:MyBot"`` gives ``("mypkg.bots:MyBot", {})`` (:mod:`agents.targets` says how the forms are
+    told apart); :func:`make_agent` builds from either.
     """
+    from agents import targets
+
     if not isinstance(text, str) or not text.strip():
-        raise AgentError(f"agent spec {text!r} is not allowed; allowed: NAME or NAME:key=value,key=value")
-    name, _, rest = text.strip().partition(":")
+        raise AgentError(f"agent spec {text!r} is not allowed; allowed: {targets.FORMS}")
+    _, name, rest = targets.split(text.strip(), _known_name)
     params: dict[str, Any] = {}
     if rest:
         for item in rest.split(","):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
-                raise AgentError(f"agent spec {text!r}: {item!r} is not key=value; allowed: NAME:key=value,key=value")
+                raise AgentError(f"agent spec {text!r}: {item!r} is not key=value; allowed: {targets.FORMS}")
             if key.strip() in params:
                 raise AgentError(f"agent spec {text!r}: {key.strip()} is given twice; give each parameter once")
             params[key.strip()] = parse_value(value.strip())
     return name, params
 
 
+def canonical_spec(text: str) -> str:
+    """``text`` with a file spec's path made absolute (the parameters as written): the spec a worker process
+    rebuilds the same agent from, whatever its working directory."""
+    from agents import targets
+
+    parse_agent_spec(text)  # refuses a malformed spec
+    _, name, rest = targets.split(text.strip(), _known_name)
+    return name + (f":{rest}" if rest else "")
+
+
+def display_spec(text: str) -> str:
+    """A spec as people read it: a file spec shows the file's name, not its path."""
+    from agents import targets
+
+    return targets.display(text, _known_name)
+
+
 def spec_files_stamp(spec: str) -> tuple[tuple[str, int, int], ...]:
     """What a cache of agents built from ``spec`` must key on besides the text: for every parameter that names an
     existing file (a checkpoint) its modification time and size, for one that names a folder (a run directory)
-    the modification times of the folder and of its ``checkpoints``; a file rewritten since is then read again."""
-    _, params = parse_agent_spec(spec)
+    the modification times of the folder and of its ``checkpoints``, and for an agent of a spec'd file that
+    file's; a file rewritten since is then read again."""
+    from agents import targets
+
+    name, params = parse_agent_spec(spec)
     stamp = []
+    code = targets.stamp(name)
+    if code is not None:
+        stamp.append(("", *code))
     for key, value in sorted(params.items()):
         if not isinstance(value, str):
             continue

@@ -8,8 +8,9 @@
     mauscheln bench tables [--suite v1]
     mauscheln bench generate --suite v1 [--out DIR]
 
-``run`` plays AGENT (an agent spec such as ``expert``, ``pimc:samples=8`` or
-``learned:checkpoint=runs/x``) against the reference field of a table of the
+``run`` plays AGENT (an agent spec such as ``expert``, ``pimc:samples=8``,
+``learned:checkpoint=runs/x``, or an agent of your own, ``path/to/my_agent.py:MyAgent``,
+``mypkg.bots:MyBot:depth=3``; docs/agents/writing.md) against the reference field of a table of the
 suite on its fixed deals and writes a result record; ``submit`` stores records
 in the leaderboard database; ``leaderboard`` prints the ratings of every table
 (or one); ``report`` writes the static HTML report with the replay viewer;
@@ -26,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.base import available_agents
+from agents.base import available_agents, display_spec
 from mauscheln_env.config import RULESETS
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, parse_value, report
@@ -55,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Play AGENT against the reference field of a table (random, beginner, expert, "
                                      "pimc and the shipped policies of that table) on the suite's deals, both "
                                      "duplicate formats, and write a result record.")
-    run.add_argument("agent", metavar="AGENT", help=f"agent spec, e.g. expert or pimc:samples=8; known: "
-                                                    f"{', '.join(available_agents())}")
+    run.add_argument("agent", metavar="AGENT", help=f"agent spec, e.g. expert, pimc:samples=8, "
+                                                    f"path/to/my_agent.py:MyAgent or mypkg.bots:MyBot:depth=3; "
+                                                    f"known names: {', '.join(available_agents())}")
     _add_table(run)
     run.add_argument("--deals", type=int, default=None, help="play the first N deals of the suite (default: all)")
     run.add_argument("--cap", action="extend", nargs="+", default=[], metavar="SPEC=N",
@@ -144,7 +146,7 @@ def _run(args: argparse.Namespace, command: str) -> int:
 
     deal_set = deal_set_for(args.suite, args.ruleset, args.players)
     reuse = [read_record(p) for p in args.reuse]
-    slug = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in args.agent)
+    slug = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in display_spec(args.agent))
     out = args.out or Path("bench-results") / args.suite / deal_set.table / f"{slug}.json"
     if out.exists() and out.is_dir():
         raise MauschelnError(f"--out {out} is a directory; allowed: a file path")

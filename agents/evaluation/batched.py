@@ -8,7 +8,7 @@ the ``2 n`` games of each duplicate deal of a block (format ``alone`` and
 and dealer (:func:`agents.evaluation.match.series_deal`, the same deals as the reference
 backend), and the candidate and the baseline are the tensor forms of the agents
 (:func:`agents.tensor.batched_opponent`: ``random``, ``beginner``, ``expert``,
-``learned``), each acting on the rows where a seat it holds is to act. The
+``learned``, and agents whose class sets :attr:`~agents.base.Agent.tensor_form`), each acting on the rows where a seat it holds is to act. The
 per-deal figures, role counts and summaries are those of the reference backend,
 computed the same way.
 
@@ -74,7 +74,7 @@ def blocks(start: int, stop: int, n: int) -> list[tuple[int, int]]:
 
 def batched_reason(candidate: str, baseline: str, settings: Any) -> str | None:
     """Why the pairing cannot run on the batched backend, or None when it can."""
-    from agents.tensor import BATCHED_OPPONENTS, batched_opponent
+    from agents.tensor import BATCHED_OPPONENTS, batched_opponent, has_tensor_form
     from mauscheln_env.batched import check_supported
 
     if settings.session_deals != 1:
@@ -87,8 +87,9 @@ def batched_reason(candidate: str, baseline: str, settings: Any) -> str | None:
     game = Game(config)
     for spec in (candidate, baseline):
         name, params = parse_agent_spec(spec)
-        if name not in BATCHED_OPPONENTS:
-            return f"{name!r} has no tensor form (agents with one: {', '.join(sorted(BATCHED_OPPONENTS))})"
+        if not has_tensor_form(name):
+            return (f"{name!r} has no tensor form (agents with one: {', '.join(sorted(BATCHED_OPPONENTS))}, and "
+                    "agents whose class sets tensor_form)")
         try:
             batched_opponent(name, game, "cpu", 0, **params)
         except (ValueError, MauschelnError) as exc:

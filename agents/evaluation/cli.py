@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
                    help="agents to compare, all pairs (e.g. random beginner expert pimc:samples=8 "
-                        "learned:checkpoint=runs/<run>)")
+                        "learned:checkpoint=runs/<run> path/to/my_agent.py:MyAgent mypkg.bots:MyBot:depth=3)")
     p.add_argument("--pair", nargs=2, action="append", metavar=("CANDIDATE", "BASELINE"), default=None,
                    help="evaluate only these pairings (repeatable); agents named here join the table")
     p.add_argument("--candidate", help="shorthand for one pairing: --candidate X --baseline Y")

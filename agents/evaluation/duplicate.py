@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, agent_from_spec, parse_agent_spec, spec_files_stamp
+from agents.base import Agent, agent_from_spec, canonical_spec, parse_agent_spec, spec_files_stamp
 from agents.evaluation.match import FORMATS, ROLE_KEYS, FixedDeal, MatchRunner, lineup_of, series_deal
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
@@ -427,25 +427,28 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     for spec in (candidate, baseline):
         parse_agent_spec(spec)
         agent_from_spec(spec)  # fail early on unknown names or parameters
+    # What the workers build: a file spec with its absolute path, so that a worker whatever its working
+    # directory loads the same file (the pairing keeps the names it was given).
+    cand_spec, base_spec = canonical_spec(candidate), canonical_spec(baseline)
     settings.config()  # fail early on bad rules
     if not _is_whole(workers) or workers < 1:
         raise ValueError(f"workers={workers!r} is not allowed; allowed: a whole number >= 1")
     total = settings.deals
     if total < 1:
         raise ValueError(f"deals={total!r} is not allowed; allowed: a whole number >= 1")
-    backend = pair_backend(candidate, baseline, settings, record)
+    backend = pair_backend(cand_spec, base_spec, settings, record)
     first = settings.start
     if backend == "batched":
         from agents.evaluation.batched import blocks, play_block_batched
 
         run = play_block_batched
-        tasks = [(settings, candidate, baseline, lo, hi, None if deals is None else deals[lo - first:hi - first])
+        tasks = [(settings, cand_spec, base_spec, lo, hi, None if deals is None else deals[lo - first:hi - first])
                  for lo, hi in blocks(first, first + total, settings.config().num_players)]
     else:
         run = play_block
         if block is None:
             block = max(1, min(200, total // (8 * workers) or 1))
-        tasks = [(settings, candidate, baseline, first + s, first + min(total, s + block),
+        tasks = [(settings, cand_spec, base_spec, first + s, first + min(total, s + block),
                   None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
     per_deal = np.zeros((total, 4))
     actions: list[Any] = [None] * total

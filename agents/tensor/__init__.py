@@ -30,7 +30,9 @@ levels (which plays random legal actions where it has no strategy).
 
 :func:`batched_opponent` builds the batched opponents by name for the trainer
 (``random``, ``beginner``, ``expert``, ``learned``: a frozen policy from a checkpoint, and ``onnx`` and
-``torchscript``: a network file).
+``torchscript``: a network file), and any other agent whose class names its tensor form
+(:attr:`agents.base.Agent.tensor_form`): an agent of the user's own file or package sits at the batched
+engine's tables the same way.
 """
 
 from __future__ import annotations
@@ -103,7 +105,18 @@ def _batched_portable(kind: str, game: Game, device: torch.device | str, seed: i
     return BatchedPortable(kind, game, device, seed, **params)
 
 BATCHED_OPPONENTS = frozenset(_OPPONENTS)
-"""The scripted agents that have a batched version (the trainer uses them on any backend)."""
+"""The built-in agents that have a batched version (the trainer uses them on any backend); other agents have
+one when their class sets :attr:`agents.base.Agent.tensor_form` (:func:`has_tensor_form`)."""
+
+
+def has_tensor_form(name: str) -> bool:
+    """Whether agent ``name`` (a name or import target, as :func:`agents.base.parse_agent_spec` gives it) has a
+    batched form; an unknown agent raises :class:`agents.base.AgentError`."""
+    if name in _OPPONENTS:
+        return True
+    from agents.base import agent_class
+
+    return getattr(agent_class(name), "tensor_form", None) is not None
 
 
 def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", seed: int = 0,
@@ -112,13 +125,30 @@ def batched_opponent(name: str, game: Game, device: torch.device | str = "cpu", 
 
     ``beginner`` and ``expert`` (:func:`tensor_agent`; the expert takes keyword ``risk``), ``random``
     (:class:`BatchedRandom`, drawing from a generator seeded with ``seed``), ``learned``
-    (:class:`agents.learned.BatchedLearned`: a frozen policy, keywords ``checkpoint`` and ``greedy``), or ``onnx``
+    (:class:`agents.learned.BatchedLearned`: a frozen policy, keywords ``checkpoint`` and ``greedy``), ``onnx``
     and ``torchscript`` (:class:`agents.learned.portable.BatchedPortable`: a network file, keywords ``path`` and
-    ``greedy``).
+    ``greedy``), or any agent (a name or import target) whose class sets
+    :attr:`~agents.base.Agent.tensor_form`, built with ``params``.
     """
-    if name not in _OPPONENTS:
-        raise ValueError(f"unknown batched opponent {name!r}; available: {', '.join(sorted(_OPPONENTS))}")
+    if name in _OPPONENTS:
+        factory = _OPPONENTS[name]
+    else:
+        from agents.base import agent_class
+
+        factory = getattr(agent_class(name), "tensor_form", None)
+        if factory is None:
+            raise ValueError(f"agent {name!r} has no tensor form; allowed: {', '.join(sorted(_OPPONENTS))}, or an "
+                             "agent whose class sets tensor_form (docs/agents/writing.md)")
     try:
-        return _OPPONENTS[name](game, device, seed, **params)
+        form = factory(game, device, seed, **params)
     except TypeError as exc:
         raise ValueError(f"batched opponent {name!r}: {exc}") from exc
+    except Exception as exc:
+        if name in _OPPONENTS or isinstance(exc, ValueError):
+            raise
+        raise ValueError(f"batched opponent {name!r}: building its tensor form raised {type(exc).__name__}: "
+                         f"{exc}") from exc
+    if not callable(getattr(form, "act", None)):
+        raise ValueError(f"batched opponent {name!r}: its tensor form {type(form).__name__} has no act(obs, mask, "
+                         "u); allowed: an object whose act returns an action per row")
+    return form

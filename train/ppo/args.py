@@ -262,15 +262,16 @@ def check_args(args: Args) -> None:
                           "backend='reference'")
     check_device(args.device)
     from agents.base import agent_class, parse_agent_spec
-    from agents.tensor import BATCHED_OPPONENTS
+    from agents.tensor import BATCHED_OPPONENTS, has_tensor_form
 
     for key in ("baseline_opponents", "eval_agents", "final_eval_agents"):
         for spec in getattr(args, key):
             agent_class(parse_agent_spec(spec)[0])  # an unknown agent fails now, not after training
-    slow = [name for name in args.baseline_opponents if name.split(":")[0] not in BATCHED_OPPONENTS]
+    slow = [spec for spec in args.baseline_opponents if not has_tensor_form(parse_agent_spec(spec)[0])]
     if slow and args.backend != "reference":
-        raise ConfigError(f"baseline_opponents {slow} need backend='reference' (they read the info dicts that only "
-                          f"the reference engine produces); on the batched backend use {sorted(BATCHED_OPPONENTS)}")
+        raise ConfigError(f"baseline_opponents {slow} have no tensor form and need backend='reference' (they read "
+                          f"the info dicts that only the reference engine produces); on the batched backend use "
+                          f"{sorted(BATCHED_OPPONENTS)} or an agent whose class sets tensor_form")
     if args.imitate_decisions:
         teacher = parse_agent_spec(args.imitate_teacher)[0]
         if teacher not in BATCHED_OPPONENTS or teacher == "random":

@@ -94,13 +94,13 @@ def assign(rng: np.random.Generator, count: int, n: int, args: Args, pool: int, 
 def baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
     """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat."""
     from agents.base import make_agent, parse_agent_spec
-    from agents.tensor import BATCHED_OPPONENTS, batched_opponent
+    from agents.tensor import batched_opponent, has_tensor_form
     from agents.views import EnvView
 
     players: list[Any] = []
     for k, spec in enumerate(args.baseline_opponents):
         name, params = parse_agent_spec(spec)
-        if name in BATCHED_OPPONENTS:
+        if has_tensor_form(name):
             players.append(batched_opponent(name, game, device, seed=seed_for(args.seed, 7, k), **params))
             continue
         row = []
