@@ -165,7 +165,9 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
 
 
 def test_a_record_names_what_produced_it(record, ds4):
-    assert record["agent"] == {"spec": "random", "checkpoint": None, "key": "random"}
+    assert record["agent"] == {"spec": "random", "checkpoint": None, "key": "random", "source": None,
+                               "class": "agents.scripted.baselines:RandomAgent"}
+    assert record["format"] == "mauscheln-bench-result-v2"
     assert record["suite"]["hash"] == ds4.hash and record["suite"]["table"] == "mauscheln_4p"
     assert [p["baseline"] for p in record["pairs"]] == ["beginner", "expert"]
     for key in ("version", "commit", "dirty"):

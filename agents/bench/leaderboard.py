@@ -20,7 +20,9 @@ the same games with the formats swapped) are pooled deal by deal, the latest
 submission of a deal winning; Bradley–Terry strengths are fitted to the
 per-deal wins (:func:`agents.evaluation.tournament.bradley_terry`) with 95 % intervals from
 the fit's Fisher information (:func:`agents.evaluation.tournament.bradley_terry_intervals`).
-An agent is its canonical spec plus the hash of its checkpoint, if it has one.
+An agent is its canonical spec plus the hash of its checkpoint, if it has one, and of its code, if it is
+not the project's own (:attr:`agents.bench.run.AgentId.key`: ``my_agent.py:MyAgent#89abcdef0123``).
+Records of both formats are read: v1 (spec and checkpoint) and v2 (also class and code hash).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from agents.bench.decks import SUITES, DealSetError, load_deal_set, tables_of
-from agents.bench.run import RESULT_FORMAT, AgentId, decode_game, record_digest, snap_per_deal
+from agents.bench.run import READABLE_FORMATS, RESULT_FORMAT, AgentId, decode_game, record_digest, snap_per_deal
 from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, summarize
 from agents.evaluation.tournament import bradley_terry, bradley_terry_intervals, crosstable_markdown
 from mauscheln_env.errors import MauschelnError
@@ -157,11 +159,16 @@ def _need(cond: bool, where: str, what: str) -> None:
         raise ResultRecordError(f"{where}: {what}")
 
 
-def _agent_id(d: Any, where: str) -> AgentId:
+def _agent_id(d: Any, where: str, version: str) -> AgentId:
     _need(isinstance(d, dict) and isinstance(d.get("spec"), str) and d["spec"]
           and (d.get("checkpoint") is None or isinstance(d.get("checkpoint"), str)),
           where, "allowed: a mapping with spec (text) and checkpoint (text or null)")
-    return AgentId(d["spec"], d.get("checkpoint"))
+    if version != READABLE_FORMATS[0]:
+        _need(isinstance(d.get("class"), str) and d["class"] and "source" in d
+              and (d["source"] is None or isinstance(d["source"], str) and d["source"].startswith("sha256:")),
+              where, "allowed: a mapping with spec, checkpoint, class (module:qualname) and source (sha256:... "
+                     "or null)")
+    return AgentId.from_dict(d)
 
 
 def _whole(x: Any) -> bool:
@@ -174,9 +181,11 @@ def check_record(record: Any, source: str = "result") -> CheckedRecord:
     one shipped (a record of other deals is refused); every pairing's summary figures follow from its
     per-deal values; the recorded games decode."""
     _need(isinstance(record, dict), source, f"a JSON {type(record).__name__}; allowed: a result record (mapping)")
-    _need(record.get("format") == RESULT_FORMAT, source,
-          f"format {record.get('format')!r}; allowed: {RESULT_FORMAT!r} (a file written by mauscheln bench run)")
-    agent = _agent_id(record.get("agent"), f"{source}: agent")
+    version = record.get("format")
+    _need(version in READABLE_FORMATS, source,
+          f"format {version!r}; allowed: {' or '.join(map(repr, READABLE_FORMATS))} (a file written by mauscheln "
+          f"bench run; this version writes {RESULT_FORMAT!r})")
+    agent = _agent_id(record.get("agent"), f"{source}: agent", version)
     suite = record.get("suite")
     _need(isinstance(suite, dict) and all(isinstance(suite.get(k), str) for k in ("suite", "table", "hash")),
           f"{source}: suite", "allowed: a mapping with suite, table and hash (text)")
@@ -198,7 +207,7 @@ def check_record(record: Any, source: str = "result") -> CheckedRecord:
     for i, d in enumerate(pairs_in):
         where = f"{source}: pairing {i}"
         _need(isinstance(d, dict), where, "allowed: a mapping")
-        opponent = _agent_id(d.get("opponent"), f"{where}: opponent")
+        opponent = _agent_id(d.get("opponent"), f"{where}: opponent", version)
         _need(d.get("candidate") == agent.spec and d.get("baseline") == opponent.spec, where,
               f"candidate/baseline {d.get('candidate')!r}/{d.get('baseline')!r}; allowed: the record's agent "
               f"{agent.spec!r} against its opponent {opponent.spec!r}")

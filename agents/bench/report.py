@@ -47,10 +47,10 @@ def collect_replays(records: Sequence[dict[str, Any]], deals: Sequence[int], ext
     same games): ``{"A|B": {"candidate": A, "baseline": B, "deals": {"k": [replay per game]}}}``."""
     out: dict[str, Any] = {}
     for record in records:
-        me = AgentId(record["agent"]["spec"], record["agent"].get("checkpoint")).key
+        me = AgentId.from_dict(record["agent"]).key
         for i, p in enumerate(record["pairs"]):
             o = p.get("opponent") or {}
-            other = AgentId(o.get("spec", p["baseline"]), o.get("checkpoint")).key
+            other = AgentId.from_dict({"spec": p["baseline"], **o}).key
             key = f"{other}|{me}" if f"{other}|{me}" in out else f"{me}|{other}"
             entry = out.setdefault(key, {"candidate": me, "baseline": other, "deals": {}})
             flip = entry["candidate"] != me

@@ -14,7 +14,9 @@ later, joins that table's field by itself.
 Every pairing is a duplicate evaluation (:func:`agents.evaluation.duplicate.evaluate_pair`)
 on the suite's fixed deals (both formats, common random numbers, 95 %
 intervals over deals). The result record (:func:`run_bench`, a JSON file)
-holds the agent's spec and checkpoint hash, the deal set's suite, table and
+holds the agent's spec, class, checkpoint hash and code hash (for an agent of the
+user's own file, module or package: the SHA-256 of that file; :class:`AgentId`),
+the same of every opponent, the deal set's suite, table and
 content hash, the field, the project version and git commit, the machine,
 the date, the wall time, every per-pairing figure with its per-deal values,
 and the action ids of the games of the first ``replays`` deals of every
@@ -47,7 +49,8 @@ from typing import Any
 import numpy as np
 
 import mauscheln_env
-from agents.base import AGENTS, Agent, agent_class, agent_from_spec, make_agent
+from agents import targets
+from agents.base import AGENTS, Agent, agent_class, agent_from_spec, display_spec, make_agent
 from agents.bench.decks import DealSet, DealSetError, check_suite, find_table, load_deal_set
 from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
 from agents.evaluation.match import FORMATS
@@ -56,7 +59,10 @@ from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, atomic_write_text
 from mauscheln_env.ruleargs import options_of
 
-RESULT_FORMAT = "mauscheln-bench-result-v1"
+RESULT_FORMAT = "mauscheln-bench-result-v2"
+"""What :func:`run_bench` writes: v1, and the ``class`` and ``source`` of the agent and of every opponent."""
+READABLE_FORMATS = ("mauscheln-bench-result-v1", RESULT_FORMAT)
+"""The record formats the leaderboard reads (v1 records name agents by spec and checkpoint only)."""
 CHECKPOINT_PARAMS = ("checkpoint", "model")
 """Agent parameters that name a file of weights: always part of the spec, and hashed into the record."""
 TIMING = ("date", "wall_seconds", "machine", "command", "workers")
@@ -72,26 +78,33 @@ class BenchError(MauschelnError):
 # ---------------------------------------------------------------------- agents
 @dataclass(frozen=True)
 class AgentId:
-    """An agent as the leaderboard knows it: its canonical spec and the hash of its checkpoint, if any."""
+    """An agent as the leaderboard knows it: its canonical spec (a file by its absolute path), the hash of its
+    checkpoint and of its code (an agent of the user's own file, module or package), and its class."""
 
     spec: str
     checkpoint: str | None = None
+    source: str | None = None
+    """``sha256:<hex>`` of the agent's code file (:func:`agents.targets.code_hash`); None for the project's own."""
+    cls: str | None = None
+    """``module:qualname`` of the agent's class (None in v1 records)."""
 
     @property
     def key(self) -> str:
-        """``spec``, with ``#`` and 12 hex digits of the checkpoint hash when there is one."""
-        return self.spec if not self.checkpoint else f"{self.spec}#{self.checkpoint.split(':')[-1][:12]}"
+        """The spec as people read it (a file by its name), with ``#`` and 12 hex digits of the checkpoint hash
+        and of the code hash where there are such: ``expert``, ``learned:checkpoint=x#0123456789ab``,
+        ``my_agent.py:MyAgent#89abcdef0123``."""
+        hashes = [h.split(":")[-1][:12] for h in (self.checkpoint, self.source) if h]
+        return "#".join([display_spec(self.spec), *hashes])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "checkpoint": self.checkpoint}
+        return {"spec": self.spec, "checkpoint": self.checkpoint, "source": self.source, "class": self.cls}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AgentId:
+        return cls(d["spec"], d.get("checkpoint"), d.get("source"), d.get("class"))
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return "sha256:" + h.hexdigest()
+file_sha256 = targets.file_sha256
 
 
 def checkpoint_hash(agent: Agent) -> str | None:
@@ -107,9 +120,10 @@ def checkpoint_hash(agent: Agent) -> str | None:
 
 
 def identify(spec: str | Agent) -> AgentId:
-    """The :class:`AgentId` of an agent spec (built once to read its parameters and checkpoint)."""
+    """The :class:`AgentId` of an agent spec (built once to read its parameters, checkpoint and code)."""
     agent = agent_from_spec(spec) if isinstance(spec, str) else spec
-    return AgentId(agent.spec_text(always=CHECKPOINT_PARAMS), checkpoint_hash(agent))
+    about = targets.provenance(agent, agent.spec_text(always=CHECKPOINT_PARAMS))
+    return AgentId(about["spec"], checkpoint_hash(agent), about["source"], about["class"])
 
 
 def shipped_policies_for(game: Game) -> list[str]:
@@ -260,7 +274,7 @@ def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: A
     """A pairing ``opponent`` vs ``me`` over the first ``deals`` deals in one of ``records``, measured by the
     same clean commit on the same deal set: ``(pairing, record digest)``, else None."""
     for rec in records:
-        if (rec["agent"].get("spec"), rec["agent"].get("checkpoint")) != (opponent.spec, opponent.checkpoint):
+        if AgentId.from_dict(rec["agent"]).key != opponent.key:
             continue
         if rec["suite"].get("hash") != deal_set.hash or rec["suite"].get("table") != deal_set.table:
             continue
@@ -270,7 +284,7 @@ def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: A
             continue
         for d in rec["pairs"]:
             o = d.get("opponent") or {}
-            if (o.get("spec"), o.get("checkpoint")) == (me.spec, me.checkpoint) and d.get("first_deal") == 0 \
+            if o.get("spec") and AgentId.from_dict(o).key == me.key and d.get("first_deal") == 0 \
                     and d.get("deals") == deals:
                 return pair_from_record(d, deal_set.players), record_digest(rec)
     return None

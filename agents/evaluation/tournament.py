@@ -8,7 +8,9 @@ Ratings
 
 A tournament is written as ``results.json`` (the record every other tool reads and
 :func:`merge_results` pools), ``results.csv`` and ``crosstable.md``; :func:`play_in_chunks` keeps a long
-series in finished chunks so that a stopped run plays only what is missing.
+series in finished chunks so that a stopped run plays only what is missing. ``results.json`` names what
+played under ``provenance``: for each agent as named, the spec that rebuilds it (a file by its absolute
+path), its class and the SHA-256 of its code when it is not the project's own (:func:`agents.targets.provenance`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import importlib.util
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,8 @@ class Tournament:
     ratings: dict[str, float]
     settings: dict[str, Any]
     command: str = ""
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """For each agent (as named in :attr:`agents`): ``spec``, ``class`` and ``source`` (:func:`provenance_of`)."""
 
     def crosstable_markdown(self) -> str:
         return crosstable_markdown(self.agents, self.pairs, self.ratings)
@@ -47,6 +51,7 @@ class Tournament:
             "settings": self.settings,
             "agents": self.agents,
             "ratings_elo": self.ratings,
+            "provenance": self.provenance,
             "pairs": [p.to_dict() for p in self.pairs],
         }
 
@@ -163,9 +168,19 @@ def run_tournament(agents: Sequence[str], settings: Settings, *, pairs: Sequence
                 agents.append(x)
     if not pairs:
         raise ConfigError("nothing to evaluate: name at least two agents or a pairing")
+    provenance = {a: provenance_of(a) for a in agents}  # before playing: what is played is what is recorded
     results = [evaluate_pair(a, b, settings, workers=workers, progress=progress) for a, b in pairs]
     ratings = bradley_terry(agents, results)
-    return Tournament(agents, results, ratings, asdict(settings), command)
+    return Tournament(agents, results, ratings, asdict(settings), command, provenance)
+
+
+def provenance_of(spec: str) -> dict[str, Any]:
+    """What a results file says about the agent of ``spec``: the spec that rebuilds it, its class and the hash of
+    its code (:func:`agents.targets.provenance`)."""
+    from agents import targets
+    from agents.base import agent_from_spec, canonical_spec
+
+    return targets.provenance(agent_from_spec(spec), canonical_spec(spec))
 
 
 def merge_results(paths: Sequence[str | Path]) -> Tournament:
@@ -184,8 +199,17 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
     settings = None
     commands = []
     backends = set()
+    provenance: dict[str, dict[str, Any]] = {}
+    seen_in: dict[str, Path] = {}
     for path in paths:
         data = load_results(path)
+        for name, held in data.get("provenance", {}).items():
+            if name in provenance and provenance[name] != held:
+                raise ResultsFileError(f"{path} and {seen_in[name]} name different agents {name} ({held} vs "
+                                       f"{provenance[name]}: its code or class changed between the runs); cannot "
+                                       "merge them")
+            provenance.setdefault(name, held)
+            seen_in.setdefault(name, Path(path))
         s = dict(data["settings"])
         span = (s.get("seed"), int(s.get("start", 0)), int(s.get("start", 0)) + int(s.get("deals", 0)))
         backends.add(s.get("backend"))
@@ -238,7 +262,8 @@ def merge_results(paths: Sequence[str | Path]) -> Tournament:
         pairs.append(pooled_pair)
     ratings = bradley_terry(agents, pairs)
     # chunks of one run share its command: name each distinct command once, in the order first seen
-    return Tournament(agents, pairs, ratings, settings, " ; ".join(dict.fromkeys(c for c in commands if c)))
+    return Tournament(agents, pairs, ratings, settings, " ; ".join(dict.fromkeys(c for c in commands if c)),
+                      provenance)
 
 
 def _unbroken(spans: Sequence[tuple[Any, int, int, str]]) -> tuple[Any, int, int] | None:
@@ -275,6 +300,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
             or not isinstance(data.get("agents"), list) or not all(isinstance(a, str) for a in data["agents"])
             or not isinstance(data.get("pairs"), list)):
         raise ResultsFileError(f"{path} is not shaped like a results file; allowed: {shape}")
+    held = data.get("provenance", {})
+    if not isinstance(held, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in held.items()):
+        raise ResultsFileError(f"{path}: provenance is not a mapping of agent names to mappings; allowed: as "
+                               "mauscheln eval --out writes it (or none, in older files)")
     s = data["settings"]
     for key in ("seed", "start", "deals"):
         if s.get(key) is not None and not _is_whole(s.get(key)):
