@@ -49,15 +49,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from agents import targets
+from agents.errors import AgentError
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.ruleargs import parse_value
 
 Info = Mapping[str, Any]
-
-
-class AgentError(MauschelnError):
-    """An unknown agent, parameter or spec, or a parameter value that is not allowed."""
 
 
 class Agent(abc.ABC):
@@ -239,8 +237,6 @@ def register_agent(name: str, factory: Callable[..., Agent], doc: str = "") -> N
 def available_agents() -> dict[str, str]:
     """Agent names and their one-line descriptions (built-in, registered and installed entry points), without
     importing any agent."""
-    from agents import targets
-
     names = {name: targets.entry_point_doc(ep) for name, ep in targets.entry_points().items()}
     names.update(AGENT_DOCS)
     names.update({name: doc for name, (_, doc) in _EXTRA.items()})
@@ -250,8 +246,6 @@ def available_agents() -> dict[str, str]:
 def _known_name(name: str) -> bool:
     if name in _EXTRA or name in AGENTS:
         return True
-    from agents import targets
-
     return name in targets.entry_points()
 
 
@@ -262,17 +256,15 @@ def agent_class(name: str) -> Callable[..., Agent]:
     if name in _EXTRA:
         return _EXTRA[name][0]
     if isinstance(name, str) and name not in AGENTS:
-        from agents import targets
-
         if targets.is_target(name):
             target, params = parse_agent_spec(name)
             if params or not targets.is_target(target):
                 raise AgentError(f"agent {name!r} is spec text, not a name; allowed: a name or an import target "
                                  "with the parameters given apart (agent_from_spec reads spec text)")
-            return targets.load(target)
+            return targets.load(target, Agent, lambda: list(available_agents()))
         ep = targets.entry_points().get(name)
         if ep is not None:
-            return targets.load_entry_point(name, ep)
+            return targets.load_entry_point(name, ep, Agent, lambda: list(available_agents()))
     if not isinstance(name, str) or name not in AGENTS:
         raise AgentError(f"unknown agent {name!r}; allowed: {', '.join(available_agents())}, or an agent by "
                          "import path: path/to/file.py:Name or package.module:Name")
@@ -343,8 +335,6 @@ def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
     ``"mypkg.bots:MyBot"`` gives ``("mypkg.bots:MyBot", {})`` (:mod:`agents.targets` says how the forms are
     told apart); :func:`make_agent` builds from either.
     """
-    from agents import targets
-
     if not isinstance(text, str) or not text.strip():
         raise AgentError(f"agent spec {text!r} is not allowed; allowed: {targets.FORMS}")
     _, name, rest = targets.split(text.strip(), _known_name)
@@ -363,8 +353,6 @@ def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
 def canonical_spec(text: str) -> str:
     """``text`` with a file spec's path made absolute (the parameters as written): the spec a worker process
     rebuilds the same agent from, whatever its working directory."""
-    from agents import targets
-
     parse_agent_spec(text)  # refuses a malformed spec
     _, name, rest = targets.split(text.strip(), _known_name)
     return name + (f":{rest}" if rest else "")
@@ -372,8 +360,6 @@ def canonical_spec(text: str) -> str:
 
 def display_spec(text: str) -> str:
     """A spec as people read it: a file spec shows the file's name, not its path."""
-    from agents import targets
-
     return targets.display(text, _known_name)
 
 
@@ -382,8 +368,6 @@ def spec_files_stamp(spec: str) -> tuple[tuple[str, int, int], ...]:
     existing file (a checkpoint) its modification time and size, for one that names a folder (a run directory)
     the modification times of the folder and of its ``checkpoints``, and for an agent of a spec'd file that
     file's; a file rewritten since is then read again."""
-    from agents import targets
-
     name, params = parse_agent_spec(spec)
     stamp = []
     code = targets.stamp(name)
@@ -504,4 +488,7 @@ def _validating(init: Callable[..., None]) -> Callable[..., None]:
     return __init__
 
 
-
+def provenance(agent: Agent, spec: str | None = None) -> dict[str, Any]:
+    """What a result record says about an agent (:func:`agents.targets.provenance`): its spec, class and the
+    SHA-256 of its code, None for the project's own and registered agents."""
+    return targets.provenance(agent, spec, builtin=lambda name: name in _EXTRA or name in AGENTS)

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.errors import AgentError
 from mauscheln_env.errors import MauschelnError
 
 ENTRY_POINT_GROUP = "mauscheln.agents"
@@ -52,8 +53,6 @@ FORMS = ("NAME[:key=value,...] (a known agent), path/to/file.py:Name[:key=value,
 
 
 def _error(text: str) -> MauschelnError:
-    from agents.base import AgentError  # agents.base imports this module lazily; the class lives there
-
     return AgentError(text)
 
 
@@ -126,24 +125,23 @@ _FILE_OF_MODULE: dict[str, str] = {}
 """The path of each module loaded from a spec'd file, by module name."""
 
 
-def load(target: str) -> Callable[..., Any]:
-    """The class or factory a file or module target names, checked to be an Agent subclass or a
-    function; raises AgentError saying what was looked for."""
-    from agents.base import Agent
-
+def load(target: str, base: type, names: Callable[[], list[str]]) -> Callable[..., Any]:
+    """The class or factory a file or module target names, checked to be a subclass of ``base``
+    (:class:`agents.base.Agent`, passed in: this module is below agents.base) or a function; raises
+    AgentError saying what was looked for (``names()``: the known agent names, for the message)."""
     where, _, attr = target.rpartition(":")
-    module = _load_file(where) if where.endswith(".py") else _import(where, target)
+    module = _load_file(where) if where.endswith(".py") else _import(where, target, names)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            found = _candidates(module)
+            found = _candidates(module, base)
             raise _error(f"agent {target!r}: {where} has no {attr!r}; allowed: "
                          + (f"one of its agents: {', '.join(found)}" if found else
                             "the name of a class derived from agents.base.Agent, or of a function returning one "
                             "(there is none in it)"))
         obj = getattr(obj, part)
     if isinstance(obj, type):
-        if not issubclass(obj, Agent):
+        if not issubclass(obj, base):
             raise _error(f"agent {target!r}: {attr} is a class but not derived from agents.base.Agent; allowed: a "
                          "subclass of Agent, or a function that returns an Agent")
     elif not callable(obj):
@@ -152,11 +150,9 @@ def load(target: str) -> Callable[..., Any]:
     return obj
 
 
-def _candidates(module: types.ModuleType) -> list[str]:
-    from agents.base import Agent
-
+def _candidates(module: types.ModuleType, base: type) -> list[str]:
     return sorted(k for k, v in vars(module).items()
-                  if isinstance(v, type) and issubclass(v, Agent) and v is not Agent
+                  if isinstance(v, type) and issubclass(v, base) and v is not base
                   and v.__module__ == module.__name__ and not getattr(v, "__abstractmethods__", None))
 
 
@@ -188,23 +184,17 @@ def _load_file(path: str) -> types.ModuleType:
     return module
 
 
-def _import(module: str, target: str) -> types.ModuleType:
+def _import(module: str, target: str, names: Callable[[], list[str]]) -> types.ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name and (module == exc.name or module.startswith(exc.name + ".")):
             raise _error(f"agent {target!r}: no module {module!r} can be imported here; allowed: a known agent "
-                         f"name ({', '.join(_names())}), a module on the Python path (PYTHONPATH), or "
+                         f"name ({', '.join(names())}), a module on the Python path (PYTHONPATH), or "
                          "path/to/file.py:Name") from exc
         raise _error(f"agent {target!r}: importing {module} failed: {_one_line(exc)}") from exc
     except Exception as exc:  # noqa: BLE001 - the user's module failing to import is the user's error
         raise _error(f"agent {target!r}: importing {module} failed: {_one_line(exc)}") from exc
-
-
-def _names() -> list[str]:
-    from agents.base import available_agents
-
-    return list(available_agents())
 
 
 def _one_line(exc: BaseException) -> str:
@@ -228,12 +218,13 @@ def entry_point_doc(ep: importlib.metadata.EntryPoint) -> str:
     return f"{ep.value} (entry point of the installed package {dist.name})" if dist else f"{ep.value} (entry point)"
 
 
-def load_entry_point(name: str, ep: importlib.metadata.EntryPoint) -> Callable[..., Any]:
+def load_entry_point(name: str, ep: importlib.metadata.EntryPoint, base: type,
+                     names: Callable[[], list[str]]) -> Callable[..., Any]:
     """The class or factory an entry point names, checked as :func:`load` checks a module target."""
     module, _, attr = ep.value.partition(":")
     if not attr:
         raise _error(f"agent {name!r}: its entry point {ep.value!r} names no class; allowed: module:Name")
-    return load(f"{module.strip()}:{attr.strip()}")
+    return load(f"{module.strip()}:{attr.strip()}", base, names)
 
 
 # ---------------------------------------------------------------------- provenance
@@ -246,18 +237,16 @@ def file_sha256(path: str | Path) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def code_file(name: str) -> str | None:
+def code_file(name: str, builtin: Callable[[str], bool]) -> str | None:
     """The file of the code an agent built as ``name`` (:attr:`agents.base.Agent.built_as`) runs: the file of
     a file target, the module's file of a module target or entry point; None for the built-in and registered
     agents."""
-    from agents.base import _EXTRA, AGENTS
-
     if is_target(name):
         where = name.rpartition(":")[0]
         if where.endswith(".py"):
             return where
         return _module_file(where)
-    if name in _EXTRA or name in AGENTS:
+    if builtin(name):
         return None
     ep = entry_points().get(name)
     return None if ep is None else _module_file(ep.value.partition(":")[0].strip())
@@ -275,9 +264,9 @@ def _module_file(module: str) -> str | None:
     return path if path and os.path.isfile(path) else None
 
 
-def code_hash(name: str) -> str | None:
+def code_hash(name: str, builtin: Callable[[str], bool]) -> str | None:
     """``sha256:<hex>`` of :func:`code_file`, or None."""
-    path = code_file(name)
+    path = code_file(name, builtin)
     return None if path is None else file_sha256(path)
 
 
@@ -287,13 +276,13 @@ def class_name(cls: type) -> str:
     return f"{module}:{cls.__qualname__}"
 
 
-def provenance(agent: Any, spec: str | None = None) -> dict[str, Any]:
+def provenance(agent: Any, spec: str | None, builtin: Callable[[str], bool]) -> dict[str, Any]:
     """What a result record says about an agent: ``spec`` (the text that rebuilds it, files by absolute path),
     ``class`` and ``source`` (:func:`code_hash`, None for the project's own agents)."""
     built = getattr(agent, "built_as", None)
     return {"spec": spec if spec is not None else agent.spec_text(),
             "class": class_name(type(agent)),
-            "source": None if built is None else code_hash(built)}
+            "source": None if built is None else code_hash(built, builtin)}
 
 
 def stamp(name: str) -> tuple[int, int] | None:

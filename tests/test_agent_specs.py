@@ -31,6 +31,7 @@ from agents.base import (
     display_spec,
     make_agent,
     parse_agent_spec,
+    provenance,
     spec_files_stamp,
 )
 from agents.bench import cli as bench_cli
@@ -146,7 +147,7 @@ def test_a_file_agent_is_built_recorded_and_rebuilt(outside: Path, monkeypatch: 
     again = agent_from_spec(agent.spec_text(), seed=3)
     assert type(again) is type(agent) and again.params == agent.params == {"temperature": 0.5}
     assert agent_from_spec(agent.spec()).spec() == agent.spec()
-    about = targets.provenance(agent)
+    about = provenance(agent)
     assert about == {"spec": f"{outside}:MyAgent:temperature=0.5", "class": f"{outside}:MyAgent",
                      "source": targets.file_sha256(outside)}
     # A factory is named like a class; the file is loaded once, and again when it changes.
@@ -162,15 +163,15 @@ def test_a_file_agent_is_built_recorded_and_rebuilt(outside: Path, monkeypatch: 
 def test_a_module_and_an_entry_point_name_agents(installed: Path) -> None:
     bot = agent_from_spec("mybots.bots:MyBot:depth=2", seed=1)
     assert type(bot).__name__ == "MyBot" and bot.depth == 2 and bot.spec_text() == "mybots.bots:MyBot:depth=2"
-    assert targets.provenance(bot)["source"] == targets.file_sha256(installed / "mybots" / "bots.py")
-    assert targets.provenance(bot)["class"] == "mybots.bots:MyBot"
+    assert provenance(bot)["source"] == targets.file_sha256(installed / "mybots" / "bots.py")
+    assert provenance(bot)["class"] == "mybots.bots:MyBot"
     assert "mybot" in available_agents() and "mybots.bots:MyBot" in available_agents()["mybot"]
     named = make_agent("mybot", seed=0, depth=3)
     assert type(named) is type(bot) and named.spec_text() == "mybot:depth=3"
     assert agent_from_spec("mybot:depth=3").params == {"depth": 3}
-    assert targets.provenance(named)["source"] == targets.provenance(bot)["source"]
+    assert provenance(named)["source"] == provenance(bot)["source"]
     # A built-in name is never taken over by an installed package.
-    assert type(make_agent("expert")).__name__ == "ExpertAgent" and targets.code_hash("expert") is None
+    assert type(make_agent("expert")).__name__ == "ExpertAgent" and provenance(make_agent("expert"))["source"] is None
 
 
 # ---------------------------------------------------------------------- what is refused

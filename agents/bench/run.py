@@ -50,7 +50,7 @@ import numpy as np
 
 import mauscheln_env
 from agents import targets
-from agents.base import AGENTS, Agent, agent_class, agent_from_spec, display_spec, make_agent
+from agents.base import AGENTS, Agent, agent_class, agent_from_spec, display_spec, make_agent, provenance
 from agents.bench.decks import DealSet, DealSetError, check_suite, find_table, load_deal_set
 from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
 from agents.evaluation.match import FORMATS
@@ -122,7 +122,7 @@ def checkpoint_hash(agent: Agent) -> str | None:
 def identify(spec: str | Agent) -> AgentId:
     """The :class:`AgentId` of an agent spec (built once to read its parameters, checkpoint and code)."""
     agent = agent_from_spec(spec) if isinstance(spec, str) else spec
-    about = targets.provenance(agent, agent.spec_text(always=CHECKPOINT_PARAMS))
+    about = provenance(agent, agent.spec_text(always=CHECKPOINT_PARAMS))
     return AgentId(about["spec"], checkpoint_hash(agent), about["source"], about["class"])
 
 

@@ -10,7 +10,7 @@ A tournament is written as ``results.json`` (the record every other tool reads a
 :func:`merge_results` pools), ``results.csv`` and ``crosstable.md``; :func:`play_in_chunks` keeps a long
 series in finished chunks so that a stopped run plays only what is missing. ``results.json`` names what
 played under ``provenance``: for each agent as named, the spec that rebuilds it (a file by its absolute
-path), its class and the SHA-256 of its code when it is not the project's own (:func:`agents.targets.provenance`).
+path), its class and the SHA-256 of its code when it is not the project's own (:func:`agents.base.provenance`).
 """
 
 from __future__ import annotations
@@ -176,11 +176,10 @@ def run_tournament(agents: Sequence[str], settings: Settings, *, pairs: Sequence
 
 def provenance_of(spec: str) -> dict[str, Any]:
     """What a results file says about the agent of ``spec``: the spec that rebuilds it, its class and the hash of
-    its code (:func:`agents.targets.provenance`)."""
-    from agents import targets
-    from agents.base import agent_from_spec, canonical_spec
+    its code (:func:`agents.base.provenance`)."""
+    from agents.base import agent_from_spec, canonical_spec, provenance
 
-    return targets.provenance(agent_from_spec(spec), canonical_spec(spec))
+    return provenance(agent_from_spec(spec), canonical_spec(spec))
 
 
 def merge_results(paths: Sequence[str | Path]) -> Tournament:
