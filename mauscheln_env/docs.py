@@ -1,6 +1,6 @@
 """Write the documentation pages that are generated from code.
 
-    python -m mauscheln_env.docs          # rewrites docs/environment.md and docs/rulesets/*.md
+    python -m mauscheln_env.docs          # rewrites docs/environment/index.md and docs/rulesets/<name>.md
     python -m mauscheln_env.docs --check  # exits 1 when a page is stale
 
 The environment page is the env module's docstring (its layout table is built
@@ -24,7 +24,7 @@ from mauscheln_env.observation import Observer
 from mauscheln_env.rulesets import RULESETS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGE = DOCS / "environment.md"
+PAGE = DOCS / "environment" / "index.md"
 COMMON_PIECES = {
     "phase", "to_act", "dealer", "live", "chips", "pot", "progress", "hand", "own_discards", "own_drawn",
     "trump_card", "trump_suit", "trump_taken_by", "knock", "roles", "exchanged", "trick_cards", "trick_leader",

@@ -601,14 +601,14 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
 
 
 def test_the_documented_commands_parse():
-    """Every ``mauscheln bench``, ``replay`` and ``demo`` line of the README and docs/benchmark.md is accepted by
+    """Every ``mauscheln bench``, ``replay`` and ``demo`` line of the README and docs/evaluation/benchmark.md is accepted by
     its command's parser (nothing is run)."""
     from agents.bench.replay import build_parser as replay_parser
     from agents.play.demo import build_parser as demo_parser
 
     parsers = {"bench": cli.build_parser(), "replay": replay_parser(), "demo": demo_parser()}
     seen = set()
-    for page in ("README.md", "docs/benchmark.md"):
+    for page in ("README.md", "docs/evaluation/benchmark.md"):
         for block in re.findall(r"```bash\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.S):
             for line in block.splitlines():
                 words = shlex.split(line, comments=True)

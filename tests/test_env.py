@@ -87,7 +87,7 @@ def test_docstring_documents_the_layout_and_the_page_is_current():
     assert "{layout}" not in module.__doc__
     page = docs.environment_page()  # the module's page, not the docstring of the env() factory
     assert page.startswith("# Mauscheln (PettingZoo AEC environment)") and "| `trick_cards` |" in page
-    assert docs.main(["--check"]) == 0, "docs/environment.md is stale: run python -m mauscheln_env.docs"
+    assert docs.main(["--check"]) == 0, "docs/environment/index.md is stale: run python -m mauscheln_env.docs"
 
 
 def test_infos_hold_the_contract_keys_and_only_own_cards():

@@ -520,23 +520,23 @@ def test_agent_policy_is_a_function_of_the_information_state():
 
 # ---------------------------------------------------------------------- docs
 def _openspiel_section() -> str:
-    """The "OpenSpiel" section of docs/integrations.md."""
+    """The "OpenSpiel" section of docs/pipelines/openspiel.md."""
     from pathlib import Path
 
-    docs = Path(__file__).resolve().parent.parent / "docs"
-    for name in ("integrations.md",):
+    docs = Path(__file__).resolve().parent.parent / "docs" / "pipelines"
+    for name in ("openspiel.md",):
         path = docs / name
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             if "## OpenSpiel" in text:
                 section = text.split("## OpenSpiel", 1)[1]
                 return section.split("\n## ", 1)[0]
-    raise AssertionError("no OpenSpiel section in docs/integrations.md")
+    raise AssertionError("no OpenSpiel section in docs/pipelines/openspiel.md")
 
 
 def test_docs_example_runs(capsys):
     section = _openspiel_section()
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "docs/integrations.md#OpenSpiel", "exec"), {"__name__": "__docs__"})
+    exec(compile(code, "docs/pipelines/openspiel.md#OpenSpiel", "exec"), {"__name__": "__docs__"})
     out = capsys.readouterr().out
     assert "(0, 0.3333333333333333)" in out and "chips won per seat:" in out

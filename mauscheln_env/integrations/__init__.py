@@ -6,5 +6,5 @@
 
 Tianshou's ``PettingZooEnv`` and Stable-Baselines3 (through :class:`agents.single_agent.SingleAgentEnv`)
 need no glue; RLlib's (a ``MultiAgentEnv`` with opponents from :mod:`agents`, the masked RLModule) lives
-in :mod:`train.rllib_env`, beside the training script that uses it; ``docs/integrations.md`` shows each pipeline.
+in :mod:`train.rllib_env`, beside the training script that uses it; ``docs/pipelines/`` shows each pipeline.
 """
