@@ -9,11 +9,11 @@
   ==================  ==========================================  =====================================
   ruleset             module                                      seed passage
   ==================  ==========================================  =====================================
-  mauscheln           :mod:`agents.scripted.mauscheln`          [001] tips, [000] "Spielregeln", [004]
-  mauscheln_classic   :mod:`agents.scripted.classic`            [000] "Spielregeln"
-  mousel              :mod:`agents.scripted.mousel`             [004] "Strategi"
-  mouche              :mod:`agents.scripted.mouche`             [003] Mouche, tips and variants
-  muschka             :mod:`agents.scripted.muschka`            [003] Muschka
+  mauscheln           :mod:`agents.scripted.mauscheln`            [001] tips, [000] "Spielregeln", [004]
+  mauscheln_classic   :mod:`agents.scripted.classic`              [000] "Spielregeln"
+  mousel              :mod:`agents.scripted.mousel`               [004] "Strategi"
+  mouche              :mod:`agents.scripted.mouche`               [003] Mouche, tips and variants
+  muschka             :mod:`agents.scripted.muschka`              [003] Muschka
   ==================  ==========================================  =====================================
 
 A strategy reads only what its seat knows (observation and info, through
