@@ -1,4 +1,4 @@
-"""Every Python block of docs/pipelines/openspiel.md and docs/pipelines/sb3.md runs as written; the shell commands' flags parse."""
+"""Every Python block of the pipeline pages (docs/pipelines/) runs as written; the shell commands' flags parse."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["docs/pipelines/openspiel.md", "docs/pipelines/sb3.md"]
+PAGES = [f"docs/pipelines/{name}.md" for name in ("pettingzoo", "rllib", "torchrl", "tianshou", "sb3", "openspiel")]
 NEEDS = {"ray": "ray", "torchrl": "torchrl", "tianshou": "tianshou", "sb3_contrib": "sb3_contrib", "pyspiel": "pyspiel",
          "open_spiel": "open_spiel", "mauscheln_env.integrations.openspiel": "pyspiel"}
 
