@@ -7,13 +7,24 @@ block indented four spaces under a paragraph for commands. This hook rewrites th
 and the ``|`` of a size (``|D|``) outside literals. Single backticks are code through ``default_role``
 in conf.py. The module docstring of :mod:`mauscheln_env.env` is the environment page itself
 (``docs/environment/index.md``), so its API entry links there instead.
+
+Annotations: a class a module imports only for type checking (``if TYPE_CHECKING: from x import Args``) cannot
+be resolved at import, so autodoc writes the bare name, an ambiguous reference where two modules define a class
+of that name; a reference from such a module to such a name points at the class its ``TYPE_CHECKING`` import
+names.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import re
+import sys
 
+from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 PAGE_DOCSTRINGS = {
     "mauscheln_env.env": "The module docstring is the environment page: :doc:`/environment/index`.",
@@ -117,6 +128,38 @@ def process(app: Sphinx, what: str, name: str, obj: object, options: object, lin
     lines[:] = convert(lines)
 
 
+@functools.cache
+def _type_checking_imports(module: str) -> dict[str, str]:
+    """``{name: "package.module.name"}`` for the names ``module`` imports under ``if TYPE_CHECKING:``."""
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[module]))
+    except (KeyError, OSError, TypeError, SyntaxError):
+        return {}
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for imp in node.body:
+                if isinstance(imp, ast.ImportFrom) and imp.module and imp.level == 0:
+                    names.update({a.asname or a.name: f"{imp.module}.{a.name}" for a in imp.names})
+    return names
+
+
+class QualifyTypeCheckingNames(SphinxPostTransform):
+    """Point a reference to a name a module imports only for type checking at the class it imports."""
+
+    default_priority = 5  # before Sphinx's ReferencesResolver
+
+    def run(self, **kwargs: object) -> None:
+        for node in self.document.findall(pending_xref):
+            if node.get("refdomain") != "py":
+                continue
+            full = _type_checking_imports(node.get("py:module") or "").get(node.get("reftarget", ""))
+            if full:
+                node["reftarget"] = full
+                node["refspecific"] = False
+
+
 def setup(app: Sphinx) -> dict[str, object]:
     app.connect("autodoc-process-docstring", process)
+    app.add_post_transform(QualifyTypeCheckingNames)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
