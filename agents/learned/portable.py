@@ -5,13 +5,13 @@
 
 The contract (docs/agents/portable.md shows how to export a network of TorchRL, Tianshou or CleanRL to it):
 
-==============  =====================  =====================================================================
-name            type and shape         meaning
-==============  =====================  =====================================================================
-``observation`` float32 [B, D]         the seat's observation (``env.observe(agent)["observation"]``)
-``action_mask`` bool or float32 [B, A] optional input: the legal actions (1/True legal, 0/False illegal)
-``logits``      float32 [B, A]         output: unnormalised log-probabilities over all action ids
-==============  =====================  =====================================================================
+===============  ======================  =====================================================================
+name             type and shape          meaning
+===============  ======================  =====================================================================
+``observation``  float32 [B, D]          the seat's observation (``env.observe(agent)["observation"]``)
+``action_mask``  bool or float32 [B, A]  optional input: the legal actions (1/True legal, 0/False illegal)
+``logits``       float32 [B, A]          output: unnormalised log-probabilities over all action ids
+===============  ======================  =====================================================================
 
 ``D`` and ``A`` are the table's observation size and action count; ``B`` (the batch) may be dynamic or 1.
 The agent masks the illegal actions of ``logits`` itself, so a network may leave them as they are. A
