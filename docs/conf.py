@@ -64,7 +64,7 @@ autodoc_preserve_defaults = True
 # importing a module for its docstrings never loads torch or starts ray.
 autodoc_mock_imports = [
     "torch", "tensordict", "torchrl", "tianshou", "ray", "open_spiel",
-    "stable_baselines3", "sb3_contrib", "safetensors", "onnxruntime", "onnx", "matplotlib",
+    "stable_baselines3", "sb3_contrib", "safetensors", "onnxruntime", "onnx", "onnxscript", "matplotlib",
     "tensorboard", "tyro", "tqdm", "selenium", "pexpect", "httpx",
 ]
 
