@@ -79,6 +79,17 @@ def test_suite_rejects_bad_counts(bad, capsys):
     assert "error:" in capsys.readouterr().err
 
 
-def test_the_evaluate_entry_point_points_to_the_suite(capsys):
-    assert evaluate_main(["--suite", "mousel", "--deals", "1"]) == 2
-    assert "mauscheln eval" in capsys.readouterr().err
+def test_eval_with_suite_runs_the_suite_and_its_errors_are_one_line(monkeypatch, capsys):
+    """``mauscheln eval --suite`` hands its arguments to the suite (here a stand-in, so that nothing is played);
+    a bad ruleset is refused by the suite with the command's one-line error."""
+    import agents.evaluation.crosstables as crosstables
+
+    seen = {}
+    monkeypatch.setattr(crosstables, "suite_main", lambda args, command: seen.update(args=args, command=command) or 0)
+    assert evaluate_main(["--suite", "mousel", "--deals", "1"]) == 0
+    assert seen["args"].suite == ["mousel"] and seen["args"].deals == 1
+    assert seen["command"].startswith("mauscheln eval --suite mousel")
+    monkeypatch.undo()
+    assert evaluate_main(["--suite", "nonsense", "--deals", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mauscheln eval" in err and "'nonsense' is not a ruleset" in err
