@@ -20,7 +20,6 @@ same run: absolute figures on a shared machine vary with its load.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -36,7 +35,7 @@ from agents.scripted.baselines import BeginnerAgent, ExpertAgent, RandomAgent  #
 from agents.tensor import tensor_agent  # noqa: E402
 from mauscheln_env import Game, make_config  # noqa: E402
 from mauscheln_env.config import RULESETS  # noqa: E402
-from mauscheln_env.files import atomic_write, atomic_write_text  # noqa: E402
+from mauscheln_env.files import atomic_write, atomic_write_text, strict_json  # noqa: E402
 
 LEVELS = {"beginner": BeginnerAgent, "expert": ExpertAgent}
 
@@ -154,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     title = (f"tensor agents vs Python agents, default tables, batches of {args.batch}, "
              f"{args.decisions} decisions per ruleset, {stamp}")
-    atomic_write_text(args.out.with_suffix(".json"), json.dumps({"title": title, "rows": rows}, indent=2))
+    atomic_write_text(args.out.with_suffix(".json"), strict_json({"title": title, "rows": rows}, indent=2))
     try:
         chart(rows, args.out, title)
         print(f"wrote {args.out} and {args.out.with_suffix('.json')}")

@@ -1,15 +1,19 @@
-"""Atomic file writes: a temporary file beside the target, then one rename.
+"""Atomic file writes (a temporary file beside the target, then one rename) and strict JSON text.
 
 A reader (or a run resumed after a crash) sees the old file or the new one,
-never half of one; the temporary file is removed when the write fails.
+never half of one; the temporary file is removed when the write fails. Every
+JSON file and page the project writes goes through :func:`strict_json`.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object], mode: int = 0o644) -> Path:
@@ -30,3 +34,27 @@ def atomic_write(path: str | Path, write: Callable[[Path], object], mode: int = 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def finite_or_none(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, ±infinity: an interval that one deal leaves
+    undefined, a mean of nothing) replaced by None, through dicts, lists and tuples; the rest unchanged."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def strict_json(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` for files and pages: strict JSON (RFC 8259), which browsers and most languages parse.
+
+    Python writes NaN and infinity as the bare words ``NaN``/``Infinity`` by default, which no strict parser
+    (``JSON.parse`` among them) accepts; here they are written as ``null`` (:func:`finite_or_none`), and
+    ``allow_nan=False`` turns any that still reached the encoder (from a ``default=`` hook) into an error
+    instead of a bad file.
+    Readers take ``null`` for an undefined number; Python's ``json`` still reads files with the bare words.
+    """
+    return json.dumps(finite_or_none(value), allow_nan=False, **kwargs)

@@ -99,6 +99,43 @@ def test_cli_writes_results_and_merges(tmp_path, capsys):
     assert main(["--merge", str(out1 / "results.json"), str(out2 / "results.json")]) == 0
 
 
+def _strict(text: str):
+    """JSON as a browser's ``JSON.parse`` reads it: NaN and Infinity are errors."""
+    def refuse(word: str):
+        raise ValueError(f"{word} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_is_written_strict_and_undefined_numbers_are_null():
+    from mauscheln_env.files import strict_json
+
+    value = {"a": float("nan"), "b": [float("inf"), -float("inf"), 1.5, np.float64("nan")], "c": (2, None, "x")}
+    assert _strict(strict_json(value)) == {"a": None, "b": [None, None, 1.5, None], "c": [2, None, "x"]}
+
+
+def test_a_one_deal_pairing_writes_strict_json_and_older_files_still_read(tmp_path, capsys):
+    """One deal leaves a pairing's intervals undefined: results.json says null (no NaN or Infinity, which
+    JSON.parse refuses), the cross-table says —, and a results.json of an older version that wrote Infinity
+    still loads, its bounds undefined."""
+    out = tmp_path / "one"
+    assert main(["--agents", "random", "beginner", "--deals", "1", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    data = _strict((out / "results.json").read_text(encoding="utf-8"))
+    adv = data["pairs"][0]["advantage"]
+    assert adv["n"] == 1 and adv["low"] is None and adv["high"] is None and isinstance(adv["mean"], float)
+    assert "± —" in (out / "crosstable.md").read_text(encoding="utf-8") and "± —" in text
+    assert "inf" not in (out / "crosstable.md").read_text(encoding="utf-8")
+    (p,) = merge_results([out / "results.json"]).pairs
+    assert p.advantage.mean == adv["mean"] and np.isnan(p.advantage.low) and np.isnan(p.advantage.high)
+    old = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    old["pairs"][0]["advantage"].update(low=float("-inf"), high=float("inf"))
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")  # Python's default: bare Infinity
+    assert "Infinity" in (tmp_path / "old.json").read_text(encoding="utf-8")
+    (q,) = merge_results([tmp_path / "old.json"]).pairs
+    assert q.advantage.mean == adv["mean"] and np.isnan(q.advantage.low) and str(q.advantage).endswith("± —")
+
+
 def test_cli_rejects_bad_input(capsys):
     assert main(["--agents", "expert", "--deals", "5"]) == 2
     assert main(["--agents", "expert", "nobody", "--deals", "5"]) == 2

@@ -55,14 +55,12 @@ def test_suite_rejects_an_unknown_ruleset(capsys):
 
 def test_summary_rows_name_the_deal_counts():
 
+    from agents.evaluation.duplicate import Estimate
+
     class P:
         def __init__(self, a, b, mean, deals):
             self.candidate, self.baseline, self.deals = a, b, deals
-            self.advantage = _E(mean)
-
-    class _E:
-        def __init__(self, m):
-            self.mean, self.half_width = m, 0.1
+            self.advantage = Estimate(mean, mean - 0.1, mean + 0.1, deals)
 
     class T:
         ratings = {"random": -100.0, "beginner": 0.0, "expert": 100.0}

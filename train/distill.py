@@ -22,7 +22,6 @@ Every draw comes from ``--seed``: the deals, the teacher's generators, the split
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ import numpy as np
 import tyro
 
 from mauscheln_env.errors import ConfigError
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write_text, strict_json
 from mauscheln_env.observation import Observer
 from train.cli import tyro_cli
 
@@ -120,8 +119,8 @@ def recorded(game: Any, teacher: str, args: DistillArgs) -> dict[str, np.ndarray
     from mauscheln_env.files import atomic_write
 
     keys = ("deal", "obs", "mask", "action")
-    about = json.dumps({"table": game.config.to_dict(), "teacher": teacher, "deals": args.deals, "seed": args.seed},
-                       sort_keys=True)
+    about = strict_json({"table": game.config.to_dict(), "teacher": teacher, "deals": args.deals, "seed": args.seed},
+                        sort_keys=True)
     path = Path(args.data) if args.data else None
     if path is not None and path.suffix != ".npz":
         raise ConfigError(f"data={str(path)!r} is not allowed; allowed: a path ending in .npz")
@@ -239,7 +238,7 @@ def distill(args: DistillArgs) -> dict[str, Any]:
         summary["eval"] = {"deals": args.eval_deals, "mean": adv.mean, "low": adv.low, "high": adv.high}
         print(f"distilled vs {args.policy}: {adv.mean:+.3f} chips/deal, 95% interval [{adv.low:+.3f}, {adv.high:+.3f}] "
               f"over {args.eval_deals} duplicate deals", flush=True)
-    atomic_write_text(out.with_suffix(".json"), json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(out.with_suffix(".json"), strict_json(summary, indent=2) + "\n")
     return summary
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from mauscheln_env.errors import ConfigError
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write_text, strict_json
 from train.cli import tyro_cli
 
 PROG = "mauscheln league"
@@ -211,7 +211,7 @@ def league(args: LeagueArgs) -> dict[str, Any]:
                  "latest": {"main": members[-3]["path"], "league_exploiter": members[-1]["path"]},
                  "history": [*state["history"], row]}
         state["args"]["rounds"] = args.rounds
-        atomic_write_text(state_file, json.dumps(state, indent=1))
+        atomic_write_text(state_file, strict_json(state, indent=1))
     writer.close()
     print(f"{PROG}: {state['rounds_done']} rounds, {len(state['members'])} league members; the main agent: "
           f"{run_dir / 'policy.safetensors'}", flush=True)

@@ -30,7 +30,6 @@ formats, 95 % intervals) unless ``--eval-deals 0``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -41,6 +40,7 @@ from typing import Annotated, Any
 import tyro
 
 from mauscheln_env.errors import ConfigError
+from mauscheln_env.files import strict_json
 from train.cli import KEY_VALUES, tyro_cli
 
 PROG = "python -m train.rllib_ppo"
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print_table(rows, "RLlib PPO policy")
         (run_dir / "evaluation.md").write_text(markdown_table(rows) + "\n")
     tmp = run_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=1))
+    tmp.write_text(strict_json(summary, indent=1))
     os.replace(tmp, run_dir / "summary.json")
     writer.close()
     print(f"tensorboard --logdir {run_dir}")

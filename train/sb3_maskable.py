@@ -14,7 +14,6 @@ directory and evaluated with the project's duplicate-deal match runner.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 from agents.learned.sb3 import SB3Agent  # noqa: F401  (the agent that plays the saved model; re-exported)
 from mauscheln_env.errors import MauschelnError
+from mauscheln_env.files import strict_json
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
 
 PROG = "python -m train.sb3_maskable"
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         eval_config = config_from_namespace(args, max_deals=(1, "--max-deals"))
         results = evaluate_candidate(f"sb3:model={path}", list(args.eval_agents), eval_config, args.eval_deals,
                                      args.seed + 10_000)
-        (run_dir / "evaluation.json").write_text(json.dumps(results, indent=1))
+        (run_dir / "evaluation.json").write_text(strict_json(results, indent=1))
         print_table(results, "MaskablePPO policy")
     print(f"tensorboard --logdir {run_dir}")
     return 0

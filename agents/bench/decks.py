@@ -56,7 +56,7 @@ from agents.evaluation.match import FixedDeal, series_deal
 from mauscheln_env.config import RULESETS, RuleConfig, make_config
 from mauscheln_env.engine import DealSpec, Game, Phase
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write_text, strict_json
 
 DECKS = Path(__file__).resolve().parent / "decks"
 FORMAT = "mauscheln-deal-set-v1"
@@ -106,7 +106,7 @@ def check_suite(suite: str) -> str:
 
 def content_hash(data: Any) -> str:
     """``sha256:<hex>`` of the canonical JSON of ``data`` (keys sorted, no spaces, UTF-8)."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = strict_json(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -213,8 +213,8 @@ def generate(suite: str, table: str, ruleset: str, players: int, deals: int | No
 def dump(data: dict[str, Any]) -> str:
     """The file text of a deal set: the header indented, one deal per line (small diffs, easy to read)."""
     head = {k: v for k, v in data.items() if k != "deals"}
-    lines = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
-    rows = ",\n".join("  " + json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in data["deals"])
+    lines = strict_json(head, indent=1, ensure_ascii=False)[:-2]
+    rows = ",\n".join("  " + strict_json(row, ensure_ascii=False, separators=(",", ":")) for row in data["deals"])
     return f'{lines},\n "deals": [\n{rows}\n ]\n}}\n'
 
 
@@ -228,7 +228,7 @@ def write_suite(suite: str, out: Path | None = None, tables: Iterable[tuple[str,
         data = generate(suite, table, ruleset, players, deals)
         atomic_write_text(out / f"{table}.json", dump(data))
         hashes[table] = content_hash(data)
-    atomic_write_text(out / HASHES, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(out / HASHES, strict_json(hashes, indent=1, sort_keys=True) + "\n")
     return hashes
 
 

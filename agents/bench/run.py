@@ -35,7 +35,6 @@ from __future__ import annotations
 import datetime
 import gzip
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -56,7 +55,7 @@ from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, 
 from agents.evaluation.match import FORMATS
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import atomic_write, atomic_write_text
+from mauscheln_env.files import atomic_write, atomic_write_text, strict_json
 from mauscheln_env.ruleargs import options_of
 
 RESULT_FORMAT = "mauscheln-bench-result-v2"
@@ -375,8 +374,11 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
 
 
 def record_digest(record: Mapping[str, Any]) -> str:
-    """``sha256:<hex>`` of a record's canonical JSON: the record's identity in the leaderboard."""
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``sha256:<hex>`` of a record's canonical JSON: the record's identity in the leaderboard. The JSON is the
+    strict text the record is written as (an undefined interval is ``null``), so a record has one digest held
+    in memory (where the interval is infinite), read back from its file, or read from an older file that spelt
+    it ``Infinity``."""
+    text = strict_json(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -388,11 +390,11 @@ def without_timing(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_record(record: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a record as JSON, gzip-compressed when ``path`` ends in ``.gz`` (no timestamp in the gzip header,
-    so the same record gives the same bytes)."""
+    """Write a record as strict JSON (an undefined interval is ``null``), gzip-compressed when ``path`` ends in
+    ``.gz`` (no timestamp in the gzip header, so the same record gives the same bytes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(record, indent=1) + "\n"
+    text = strict_json(record, indent=1) + "\n"
     if path.suffix == ".gz":
         data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
         return atomic_write(path, lambda tmp: tmp.write_bytes(data))

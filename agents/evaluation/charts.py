@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def tournament_chart(ratings: Mapping[str, float], pairs: Sequence[PairResult], 
     ax1.set_xlabel("Elo (Bradley-Terry, centred)")
     labels = [f"{p.candidate}\nvs {p.baseline}" for p in pairs]
     means = [p.advantage.mean for p in pairs]
-    errs = [p.advantage.half_width for p in pairs]
+    errs = [h if math.isfinite(h) else 0.0 for h in (p.advantage.half_width for p in pairs)]  # one deal: none
     ax2.errorbar(means, range(len(means)), xerr=errs, fmt="o", capsize=3)
     ax2.axvline(0, color="grey", lw=0.8)
     ax2.set_yticks(range(len(means)), labels, fontsize=7)

@@ -134,7 +134,7 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
 
 
 def _fmt(e) -> str:
-    return f"{e.mean:+.3f} ± {e.half_width:.3f}"
+    return e.text()
 
 
 def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused: Sequence[Path],
@@ -204,7 +204,7 @@ def summary_table(results: dict[str, Tournament], docs_rel: str = "docs/results"
             if p is not None:
                 cells.append(f"{_fmt(p.advantage)} ({p.deals})")
             elif q is not None:
-                cells.append(f"{-q.advantage.mean:+.3f} ± {q.advantage.half_width:.3f} ({q.deals})")
+                cells.append(f"{q.advantage.text(-1)} ({q.deals})")
             else:
                 cells.append("not played")
         rows.append(f"| `{ruleset}` | {elo} | " + " | ".join(cells) + f" | [{ruleset}]({docs_rel}/{ruleset}.md) |")

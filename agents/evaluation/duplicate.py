@@ -106,8 +106,27 @@ class Estimate:
     def half_width(self) -> float:
         return (self.high - self.low) / 2
 
+    def text(self, sign: int = 1) -> str:
+        """``+0.123 ± 0.045`` (the mean times ``sign``, the half-width of the interval); ``± —`` where the
+        interval is undefined (fewer than two deals)."""
+        half = self.half_width
+        return f"{sign * self.mean:+.3f} ± " + (f"{half:.3f}" if math.isfinite(half) else "—")
+
     def __str__(self) -> str:
-        return f"{self.mean:+.3f} ± {self.half_width:.3f}"
+        return self.text()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Estimate:
+        """An estimate as written to a file: ``null`` (or, in older files, NaN/Infinity) is undefined (NaN)."""
+        return cls(*(_number(d[k]) for k in ("mean", "low", "high")), d["n"])
+
+
+def _number(x: Any) -> float:
+    if x is None:
+        return float("nan")
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"{x!r} is not a number or null")
+    return float(x) if math.isfinite(x) else float("nan")
 
 
 @dataclass
@@ -153,7 +172,7 @@ class PairResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PairResult:
         def est(x: dict) -> Estimate:
-            return Estimate(**x)
+            return Estimate.from_dict(x)
 
         per_deal = None if d.get("per_deal") is None else np.asarray(d["per_deal"], dtype=np.float64)
         if per_deal is not None and (per_deal.ndim != 2 or per_deal.shape != (d["deals"], 4)

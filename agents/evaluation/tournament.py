@@ -29,7 +29,7 @@ import numpy as np
 from agents.evaluation.charts import tournament_chart
 from agents.evaluation.duplicate import Z95, PairResult, Settings, _is_whole, add_counts, evaluate_pair, summarize
 from mauscheln_env.errors import ConfigError
-from mauscheln_env.files import atomic_write, atomic_write_text
+from mauscheln_env.files import atomic_write, atomic_write_text, strict_json
 
 
 @dataclass
@@ -123,8 +123,8 @@ def crosstable_markdown(agents: Sequence[str], pairs: Sequence[PairResult], rati
     cell: dict[tuple[str, str], str] = {}
     for p in pairs:
         a = p.advantage
-        cell[(p.candidate, p.baseline)] = f"{a.mean:+.3f} ± {a.half_width:.3f}"
-        cell[(p.baseline, p.candidate)] = f"{-a.mean:+.3f} ± {a.half_width:.3f}"
+        cell[(p.candidate, p.baseline)] = a.text()
+        cell[(p.baseline, p.candidate)] = a.text(-1)
     order = sorted(agents, key=lambda a: -ratings.get(a, 0.0))
     head = "| agent | Elo (BT) | " + " | ".join(f"vs {b}" for b in order) + " |"
     rule = "| --- | ---: | " + " | ".join("---:" for _ in order) + " |"
@@ -356,7 +356,7 @@ def play_in_chunks(agents: Sequence[str], settings: Settings, *, pairs: Sequence
             held = {(p.candidate, p.baseline) for p in data["pair_results"]}
             span = (int(data["settings"].get("start", -1)), int(data["settings"].get("start", -1))
                     + int(data["settings"].get("deals", 0)))
-            if have != json.loads(json.dumps(want)) or held != set(pairs) or span != (lo, hi) \
+            if have != json.loads(strict_json(want)) or held != set(pairs) or span != (lo, hi) \
                     or sorted(data["agents"]) != names:
                 raise ConfigError(f"{path} holds another series (settings {have}, pairings {sorted(held)}, deals "
                                   f"{span[0]}-{span[1] - 1}); allowed: the same command as the run that wrote it, "
@@ -366,7 +366,7 @@ def play_in_chunks(agents: Sequence[str], settings: Settings, *, pairs: Sequence
             t = run_tournament(agents, replace(settings, start=lo, deals=hi - lo), pairs=pairs, workers=workers,
                                progress=progress, command=command)
             folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(t.to_dict(), indent=2))
+            atomic_write_text(path, strict_json(t.to_dict(), indent=2))
             print(f"chunk of deals {lo}-{hi - 1}: written {path}", flush=True)
         paths.append(path)
     return merge_results(paths)
@@ -400,7 +400,7 @@ def write_outputs(t: Tournament, out: Path) -> list[str]:
     """results.json, results.csv, crosstable.md and chart.png (if matplotlib is installed), each written atomically."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    atomic_write_text(out / "results.json", json.dumps(t.to_dict(), indent=2))
+    atomic_write_text(out / "results.json", strict_json(t.to_dict(), indent=2))
     written.append(str(out / "results.json"))
 
     def write_csv(tmp: Path) -> None:

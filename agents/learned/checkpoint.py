@@ -23,7 +23,7 @@ from agents.learned.network import NUM_SUITS, NetSpec, PolicyNet
 from mauscheln_env.config import RULESETS, make_config
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import atomic_write
+from mauscheln_env.files import atomic_write, strict_json
 from mauscheln_env.observation import Observer
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -70,11 +70,11 @@ def save_policy(path: str | Path, net: PolicyNet, game: Game, extra: dict[str, A
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "format": FORMAT,
-        "net": json.dumps({"obs_size": net.spec.obs_size, "num_actions": net.spec.num_actions,
-                           "hidden": list(net.spec.hidden), "critic_size": net.spec.critic_size,
-                           "trump_first": net.spec.trump_first}),
-        "layout": json.dumps(layout_of(game)),
-        "extra": json.dumps(extra or {}),
+        "net": strict_json({"obs_size": net.spec.obs_size, "num_actions": net.spec.num_actions,
+                             "hidden": list(net.spec.hidden), "critic_size": net.spec.critic_size,
+                             "trump_first": net.spec.trump_first}),
+        "layout": strict_json(layout_of(game)),
+        "extra": strict_json(extra or {}),
     }
     tensors = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
     atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata=meta))

@@ -21,7 +21,6 @@ the write is atomic, and an existing ``--out`` is replaced only with ``--overwri
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from agents.learned.portable import (
     open_policy_file,
 )
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import atomic_write
+from mauscheln_env.files import atomic_write, strict_json
 from mauscheln_env.ruleargs import ArgumentParser, report
 
 PROG = "mauscheln export"
@@ -123,7 +122,7 @@ def onnx_model(net: PolicyNet, layout: dict[str, Any], source: str) -> Any:
         initializer=weights)
     model = helper.make_model(graph, producer_name="mauscheln", opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
     model.ir_version = ONNX_IR_VERSION
-    helper.set_model_props(model, {LAYOUT_KEY: json.dumps(layout), SOURCE_KEY: source})
+    helper.set_model_props(model, {LAYOUT_KEY: strict_json(layout), SOURCE_KEY: source})
     onnx.checker.check_model(model, full_check=True)
     return model
 
@@ -197,7 +196,7 @@ def export_policy(checkpoint: str, kind: str, out: str | Path, overwrite: bool =
         write = lambda tmp: tmp.write_bytes(model.SerializeToString())  # noqa: E731
     else:
         module = torchscript_module(net)
-        extra = {LAYOUT_FILE: json.dumps(layout)}
+        extra = {LAYOUT_FILE: strict_json(layout)}
 
         def write(tmp: Path) -> None:
             with _quiet_jit():

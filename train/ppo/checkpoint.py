@@ -24,7 +24,7 @@ import torch
 
 from agents.learned import PolicyNet, save_policy
 from mauscheln_env.engine import Game
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write_text, strict_json
 
 if TYPE_CHECKING:
     from train.ppo_selfplay import Args
@@ -48,11 +48,11 @@ def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch
     try:
         save_policy(tmp / "policy.safetensors", net, game, extra={"update": update, "args": dataclasses.asdict(args)})
         opt_tensors, opt_meta = _flatten_optimizer(optimizer)
-        save_file(opt_tensors, str(tmp / "optimizer.safetensors"), metadata={"state": json.dumps(opt_meta)})
+        save_file(opt_tensors, str(tmp / "optimizer.safetensors"), metadata={"state": strict_json(opt_meta)})
         pool_tensors = {f"{i}.{k}": v.contiguous() for i, sd in enumerate(pool) for k, v in sd.items()}
         save_file(pool_tensors or {"empty": torch.zeros(1)}, str(tmp / "pool.safetensors"),
                   metadata={"size": str(len(pool))})
-        (tmp / "trainer.json").write_text(json.dumps({"update": update, "stats": stats}, indent=1))
+        (tmp / "trainer.json").write_text(strict_json({"update": update, "stats": stats}, indent=1))
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)

@@ -8,13 +8,12 @@ advantage in chips per deal goes to TensorBoard (``eval/``) and, at the end, to 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.learned import PolicyNet, save_policy
 from mauscheln_env.engine import Game
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.files import atomic_write_text, strict_json
 
 if TYPE_CHECKING:
     from train.ppo.setup import Run
@@ -57,7 +56,7 @@ def final_evaluation(run: Run) -> list[dict[str, Any]]:
     for row in table:
         if row["format"] == "both formats":
             run.writer.add_scalar(f"eval/final_advantage_vs_{row['opponent']}", row["mean"], run.decisions)
-    atomic_write_text(run_dir / "evaluation.json", json.dumps(table, indent=1))
+    atomic_write_text(run_dir / "evaluation.json", strict_json(table, indent=1))
     atomic_write_text(run_dir / "evaluation.md", markdown_table(table) + "\n")
     print_table(table)
     config = run.config
