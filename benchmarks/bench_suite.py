@@ -1,8 +1,9 @@
 """Run the reference field of every table of a suite through ``mauscheln bench run`` and submit the records.
 
-This is how the leaderboard in the README was made (the records are in ``benchmarks/results/v1``)::
+This is how the shipped records (package data, ``agents/bench/records/v1``) and the leaderboard in the
+README were made::
 
-    nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out benchmarks/results/v1
+    nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out agents/bench/records/v1
 
 First, at every table, every agent of the field but ``pimc`` runs against the field without ``pimc``
 (``--exclude pimc``) on the first ``DEALS[table]`` deals (default: the whole suite), with ``--reuse`` of
@@ -11,7 +12,9 @@ mirrors it: with common random numbers A against B are the same games as B again
 runs against the whole field on the first ``PIMC_DEALS[table]`` deals (it is slow), at the tables whose
 field it joins. Every command is printed before it runs; a record that exists already is submitted again
 (a no-op) instead of played again, so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
-and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``).
+and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``). Records written into the shipped folder are the
+shipped records at once (``mauscheln bench leaderboard --only shipped`` rates them); to rerun the field from
+scratch, empty that folder first.
 """
 
 from __future__ import annotations

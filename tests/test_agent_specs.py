@@ -433,7 +433,7 @@ def test_records_without_the_new_fields_stay_readable_and_new_ones_must_have_the
     del lacking["agent"]["class"]
     with pytest.raises(leaderboard.ResultRecordError, match="class"):
         leaderboard.check_record(lacking)
-    shipped = sorted((ROOT / "benchmarks" / "results" / "v1" / "mousel_4p").glob("*.json.gz"))[0]
+    shipped = sorted((leaderboard.RECORDS / "v1" / "mousel_4p").glob("*.json.gz"))[0]
     db = tmp_path / "lb.sqlite"
     leaderboard.submit(leaderboard.read_record(shipped), db)
     leaderboard.submit(record, db)

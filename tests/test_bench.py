@@ -233,7 +233,7 @@ def test_submit_and_leaderboard(tmp_path, record, ds4):
     assert first.new and leaderboard.submit(record, db).new is False  # the same record is stored once
     ab = run_bench("beginner", ds4, field=["expert"], deals=3, replays=0)
     leaderboard.submit(ab, db)
-    (b,) = leaderboard.leaderboard(db)
+    (b,) = leaderboard.leaderboard(db, shipped=False)
     assert b.table == "mauscheln_4p" and b.deal_hash == ds4.hash and b.records == 2
     assert {e.agent for e in b.entries} == {"random", "beginner", "expert"}
     assert [e.elo for e in b.entries] == sorted((e.elo for e in b.entries), reverse=True)
@@ -250,7 +250,7 @@ def test_the_leaderboard_counts_a_pairing_once_whichever_side_played_it(tmp_path
     leaderboard.submit(ab, db1)
     leaderboard.submit(ab, db2)
     leaderboard.submit(ba, db2)
-    (one,), (two,) = leaderboard.leaderboard(db1), leaderboard.leaderboard(db2)
+    (one,), (two,) = leaderboard.leaderboard(db1, shipped=False), leaderboard.leaderboard(db2, shipped=False)
     assert one.pairs[0].deals == two.pairs[0].deals == 3
     assert one.ratings == pytest.approx(two.ratings)
 
@@ -356,7 +356,7 @@ def test_a_killed_submission_leaves_the_database_consistent(tmp_path, record):
     assert con.execute("SELECT COUNT(*) FROM pairings").fetchone()[0] == 2
     con.close()
     assert leaderboard.submit(_variant(record, 2), db).new  # the same record lands when submitted again
-    assert len(leaderboard.records_of(db, "v1", "mauscheln_4p")) == 2
+    assert len(leaderboard.records_of(db, "v1", "mauscheln_4p", shipped=False)) == 2
 
 
 # ---------------------------------------------------------------------- replays
@@ -437,9 +437,10 @@ def test_cli_run_submit_leaderboard_report(tmp_path, capsys):
     assert cli.main(["leaderboard", "--db", db, "--ruleset", "muschka"]) == 0
     text = capsys.readouterr().out
     assert "stored as result 1" in text and "already in the leaderboard" in text and "**muschka, 4 players**" in text
-    assert cli.main(["leaderboard", "--db", db, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["table"] == "muschka_4p"
-    assert cli.main(["report", "--out", str(tmp_path / "rep"), "--db", db, "--replay-deals", "1"]) == 0
+    assert cli.main(["leaderboard", "--db", db, "--json", "--only", "yours"]) == 0
+    assert [b["table"] for b in json.loads(capsys.readouterr().out)] == ["muschka_4p"]
+    assert cli.main(["report", "--out", str(tmp_path / "rep"), "--db", db, "--replay-deals", "1", "--only",
+                     "yours"]) == 0
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     data = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     assert data["tables"][0]["table"] == "muschka_4p" and data["tables"][0]["games"]
@@ -489,7 +490,7 @@ def test_the_report_replays_a_game_in_headless_chromium(tmp_path, ds4):
     leaderboard.submit(rec, db)
     from agents.bench.report import write_report
 
-    write_report(tmp_path / "rep", db=db, replay_deals=2)
+    write_report(tmp_path / "rep", db=db, replay_deals=2, shipped=False)
     artefacts = tmp_path  # pytest keeps the last runs' tmp dirs: the screenshots stay there
     data = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     games = data["tables"][0]["games"]["expert|random"]["deals"]["1"]
@@ -592,7 +593,7 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
     assert sources.count("played") == pairs and len(sources) == m * m
     assert out.count("mirrored from record") == m * (m - 1) // 2
     assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * m
-    (b,) = leaderboard.leaderboard(tmp_path / "leaderboard.sqlite")
+    (b,) = leaderboard.leaderboard(tmp_path / "leaderboard.sqlite", shipped=False)
     assert b.records == k and len(b.pairs) == pairs
     assert sorted(p.deals for p in b.pairs) == [1] * m + [2] * (pairs - m)  # pimc's pairings on one deal
     assert bench_suite.main(args) == 0
@@ -618,15 +619,261 @@ def test_the_documented_commands_parse():
     assert {"bench run", "bench submit", "bench leaderboard", "bench report", "replay", "demo"} <= seen
 
 
-def test_the_shipped_records_are_valid_and_the_readme_shows_their_leaderboard(tmp_path):
-    """benchmarks/results/v1 holds records of the shipped deal sets (a changed deal set refuses them: run them
-    again), and the README's leaderboard block is what they give."""
-    db = tmp_path / "lb.sqlite"
-    paths = sorted((ROOT / "benchmarks" / "results" / "v1").glob("*/*.json.gz"))
+def test_the_shipped_records_are_valid_and_the_readme_shows_their_leaderboard():
+    """agents/bench/records/v1 holds records of the shipped deal sets, every table's (a changed deal set refuses
+    them: run them again), and the README's leaderboard block is what they give."""
+    paths = leaderboard.shipped_paths("v1")
+    assert paths and all(p.is_relative_to(ROOT / "agents" / "bench" / "records" / "v1") for p in paths)
     assert {p.parent.name for p in paths} == set(decks.tables_of("v1"))
-    for path in paths:
-        leaderboard.submit(leaderboard.read_record(path), db, source=str(path))
-    text = "\n\n".join(leaderboard.board_markdown(b, crosstable=False) for b in leaderboard.leaderboard(db))
+    assert len(leaderboard.shipped_records("v1")) == len(paths)
+    text = "\n\n".join(leaderboard.board_markdown(b, crosstable=False) for b in leaderboard.leaderboard(yours=False))
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- leaderboard v1: start -->\n", 1)[1].split("<!-- leaderboard v1: end -->", 1)[0]
     assert block.strip() == text.strip()
+
+
+# ---------------------------------------------------------------------- shipped records beside the user's
+def _strict(text: str):
+    """JSON as a browser's ``JSON.parse`` reads it: NaN and Infinity are errors."""
+    def refuse(word: str):
+        raise ValueError(f"{word} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def mine(ds4):
+    """An agent of the user's own (expert with another bidding risk) against random, on one deal: its intervals
+    are undefined."""
+    return run_bench("expert:risk=0.5", ds4, field=["random"], deals=1, replays=1)
+
+
+def _fresh_env(tmp_path: Path) -> dict[str, str]:
+    """A user who has never run mauscheln: an empty home, no XDG variables, the checkout only on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env.update(HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
+    return env
+
+
+def _mauscheln(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mauscheln", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_fresh_install_shows_the_shipped_records_and_yours_beside_them_marked(tmp_path, mine):
+    """From a folder outside the checkout, with an empty home: the leaderboard shows every table from the
+    shipped records and creates nothing; a submission goes to the user's database (never into the shipped
+    files) and shows up beside the shipped records, marked."""
+    env, cwd = _fresh_env(tmp_path), tmp_path / "elsewhere"
+    cwd.mkdir()
+    shipped_before = _tree(leaderboard.RECORDS)
+    run = _mauscheln(["bench", "leaderboard", "--brief"], cwd, env)
+    assert run.returncode == 0, run.stderr
+    for table in decks.tables_of("v1"):
+        name, _, players = table.rpartition("_")
+        assert f"**{name}, {players[:-1]} players**" in run.stdout
+    assert " from |" not in run.stdout and "yours" not in run.stdout  # nothing of the user's yet
+    assert not (tmp_path / "home").exists()  # reading created no database
+    from agents.bench.run import write_record
+
+    write_record(mine, cwd / "mine.json")
+    run = _mauscheln(["bench", "submit", "mine.json"], cwd, env)
+    assert run.returncode == 0 and "stored as result 1" in run.stdout, run.stderr
+    db = tmp_path / "home" / ".local" / "share" / "mauscheln" / "leaderboard.sqlite"
+    assert db.is_file()
+    run = _mauscheln(["bench", "leaderboard", "--ruleset", "mauscheln", "--players", "4", "--brief"], cwd, env)
+    assert run.returncode == 0, run.stderr
+    rows = {line.split("|")[2].strip(): line.split("|")[-2].strip() for line in run.stdout.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert rows["expert:risk=0.5"] == "yours" and rows["expert"] == rows["beginner"] == "shipped"
+    assert rows["random"] == "shipped"  # its own records are shipped (the user's pairing against it counts too)
+    assert "6 result record(s), 1 of them yours" in run.stdout and "| rank | agent |" in run.stdout
+    run = _mauscheln(["bench", "leaderboard", "--ruleset", "mauscheln", "--players", "4", "--only", "shipped"],
+                     cwd, env)
+    assert "risk" not in run.stdout and "5 result record(s))" in run.stdout
+    assert _tree(leaderboard.RECORDS) == shipped_before  # the shipped files are never written
+
+
+def test_the_leaderboard_counts_a_shipped_record_you_also_submitted_once(tmp_path):
+    db = tmp_path / "lb.sqlite"
+    path = leaderboard.shipped_paths("v1")[0]
+    leaderboard.submit(leaderboard.read_record(path), db)
+    (b,) = leaderboard.leaderboard(db, tables=[path.parent.name])
+    (alone,) = leaderboard.leaderboard(db, tables=[path.parent.name], yours=False)
+    assert b.yours == 0 and b.records == alone.records and b.ratings == alone.ratings
+    assert {e.origin for e in b.entries} == {"shipped"}
+
+
+def test_report_records_and_leaderboard_are_strict_json_with_one_deal_pairings(tmp_path, mine, capsys):
+    """Every JSON written from records that hold one-deal pairings (the user's, and pimc's at mauscheln_7p among
+    the shipped ones) parses strictly, the page's embedded data included; undefined intervals are null, shown
+    as —."""
+    from agents.bench.report import write_report
+    from agents.bench.run import write_record
+
+    assert mine["pairs"][0]["advantage"]["low"] == float("-inf")  # in memory: one deal, no interval
+    write_record(mine, tmp_path / "mine.json")
+    write_record(mine, tmp_path / "mine.json.gz")
+    plain = _strict((tmp_path / "mine.json").read_text(encoding="utf-8"))
+    assert plain["pairs"][0]["advantage"]["low"] is None
+    assert leaderboard.read_record(tmp_path / "mine.json.gz") == plain
+    db = tmp_path / "lb.sqlite"
+    leaderboard.submit(leaderboard.read_record(tmp_path / "mine.json"), db)
+    seven = [p for p in leaderboard.shipped_paths("v1") if p.parent.name == "mauscheln_7p"]
+    one_deal = [r for r in map(leaderboard.read_record, seven) if any(p["deals"] == 1 for p in r["pairs"])]
+    assert one_deal  # the shipped records hold one-deal pairings too
+    write_report(tmp_path / "rep", db=db, tables=["mauscheln_4p", "mauscheln_7p"], replay_deals=1)
+    data = _strict((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    embedded = page.split('<script type="application/json" id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert _strict(embedded) == data
+    assert "Infinity" not in embedded and "NaN" not in embedded
+    assert [t["table"] for t in data["tables"]] == ["mauscheln_4p", "mauscheln_7p"]
+    seven_board = data["tables"][1]["board"]
+    assert any(p["advantage"]["low"] is None for p in seven_board["pairs"])
+    assert data["records"]["yours"] == 1 and data["tables"][0]["board"]["yours"] == 1
+    assert "<th>from</th>" in page and ">yours</td>" in page and "± —" in page and "± inf" not in page
+    assert cli.main(["leaderboard", "--db", str(db), "--json", "--ruleset", "mauscheln", "--players", "7"]) == 0
+    (board,) = _strict(capsys.readouterr().out)
+    assert board["table"] == "mauscheln_7p" and any(p["advantage"]["high"] is None for p in board["pairs"])
+
+
+def test_a_database_an_older_version_wrote_with_infinity_still_reads(tmp_path, mine):
+    """Before strict JSON the stored record text held Infinity and its digest was taken over that text: the
+    database stays consistent and its records are shown, undefined as None."""
+    db = tmp_path / "lb.sqlite"
+    leaderboard.submit(mine, db)
+    con = sqlite3.connect(db)
+    (text,) = con.execute("SELECT record FROM results").fetchone()
+    old = json.loads(text)
+    old["pairs"][0]["advantage"].update(low=float("-inf"), high=float("inf"))
+    legacy = json.dumps(old, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib
+
+    con.execute("UPDATE results SET record = ?, digest = ?", (json.dumps(old, separators=(",", ":")),
+                                                              "sha256:" + hashlib.sha256(legacy.encode()).hexdigest()))
+    con.commit()
+    con.close()
+    assert leaderboard.consistent(db) == []
+    (rec,) = leaderboard.records_of(db, "v1", "mauscheln_4p", shipped=False)
+    assert rec["pairs"][0]["advantage"]["low"] is None
+    (b,) = leaderboard.leaderboard(db, shipped=False)
+    assert {e.agent for e in b.entries} == {"expert:risk=0.5", "random"}
+
+
+def test_records_of_another_deal_set_in_your_database_are_left_out_with_a_note(tmp_path, record, capsys):
+    db = tmp_path / "lb.sqlite"
+    leaderboard.submit(record, db)
+    leaderboard.submit(_variant(record, 1), db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE results SET deal_hash = 'sha256:' || hex(randomblob(32)) WHERE id = 2")  # an older v1
+    con.commit()
+    con.close()
+    with leaderboard.open_view(db, yours=True, shipped=False) as view:
+        (b,) = leaderboard.boards(view)
+    assert b.records == b.yours == 1
+    assert view.notes == [f"1 of your record(s) of v1 mauscheln_4p in {db} were played on another deal set than "
+                          "the one shipped here and are left out"]
+    assert cli.main(["leaderboard", "--db", str(db), "--only", "yours", "--brief"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 result record(s), 1 of them yours" in out and err.count("note: 1 of your record(s)") == 1
+
+
+def test_a_record_of_a_new_agent_with_more_fields_is_accepted(tmp_path, record):
+    """A record's agent descriptions may carry fields this version does not know (a later format's): they are
+    kept, and checked records stay checked."""
+    rec = copy.deepcopy(record)
+    extra = {"file": "bots/mybot.py", "file_hash": "sha256:" + "ab" * 32, "entry_point": None}
+    rec["agent"].update(extra)
+    for p in rec["pairs"]:
+        p["opponent"].update(entry_point=None, version="1.0")
+    for f in rec["field"]:
+        f.update(extra)
+    db = tmp_path / "lb.sqlite"
+    assert leaderboard.submit(rec, db).new
+    (stored,) = leaderboard.records_of(db, "v1", "mauscheln_4p", shipped=False)
+    assert stored["agent"]["file_hash"] == extra["file_hash"]
+    (b,) = leaderboard.leaderboard(db, shipped=False)
+    assert {e.agent for e in b.entries} == {"random", "beginner", "expert"}
+    bad = copy.deepcopy(rec)
+    bad["pairs"][0].update(wins=3, losses=0, ties=0)
+    with pytest.raises(leaderboard.ResultRecordError, match="do not follow"):
+        leaderboard.check_record(bad)
+
+
+def test_a_shipped_record_that_fails_its_checks_stops_with_one_line(tmp_path, monkeypatch, capsys):
+    records = tmp_path / "records"
+    shutil.copytree(leaderboard.RECORDS, records)
+    path = sorted((records / "v1" / "mouche_4p").glob("*.json.gz"))[0]
+    rec = leaderboard.read_record(path)
+    rec["pairs"][0]["wins"] += 1
+    from agents.bench.run import write_record
+
+    write_record(rec, path)
+    monkeypatch.setattr(leaderboard, "RECORDS", records)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert cli.main(["leaderboard", "--brief"]) == 2
+    assert cli.main(["report", "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("mauscheln bench ") and ": error: shipped record mouche_4p/"
+                                 in line and "reinstall" in line for line in err)
+    assert not (tmp_path / "rep").exists()
+    shutil.copy(ROOT / "agents" / "bench" / "records" / "v1" / "mouche_4p" / path.name, path)  # mended
+    shutil.copy(path, records / "v1" / "muschka_4p" / "stray.json.gz")  # a mouche record filed under muschka
+    assert cli.main(["leaderboard"]) == 2
+    assert "filed under v1 muschka_4p" in capsys.readouterr().err
+
+
+def test_bad_databases_give_one_line_and_exit_2(tmp_path, record, capsys):
+    """A --db that is missing (to read), a folder, not SQLite, SQLite of something else, of a newer schema, or
+    under a file: one error line, exit 2, and nothing created."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (tmp_path / "text.sqlite").write_text("plain text, not a database " * 100)
+    other = sqlite3.connect(tmp_path / "other.sqlite")
+    other.execute("CREATE TABLE t (x)")
+    other.commit()
+    other.close()
+    newer = tmp_path / "newer.sqlite"
+    leaderboard.connect(newer).close()
+    con = sqlite3.connect(newer)
+    con.execute("PRAGMA user_version = 99")
+    con.close()
+    (tmp_path / "afile").write_text("x")
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(record), encoding="utf-8")
+    reads = [tmp_path / "missing.sqlite", folder, tmp_path / "text.sqlite", tmp_path / "other.sqlite", newer]
+    for db in reads:
+        assert cli.main(["leaderboard", "--db", str(db)]) == 2
+        assert cli.main(["report", "--db", str(db), "--out", str(tmp_path / "rep")]) == 2
+    for db in [folder, tmp_path / "text.sqlite", tmp_path / "other.sqlite", newer, tmp_path / "afile" / "lb.sqlite"]:
+        assert cli.main(["submit", str(rec), "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 * len(reads) + 5
+    assert all(line.startswith("mauscheln bench ") and ": error: --db " in line for line in err), err
+    assert not (tmp_path / "missing.sqlite").exists() and not (tmp_path / "rep").exists()
+    assert [p.name for p in folder.iterdir()] == []
+    (tmp_path / "empty.sqlite").touch()  # an empty file: no leaderboard yet, nothing of the user's to show
+    assert leaderboard.open_existing(tmp_path / "empty.sqlite") is None
+    assert cli.main(["leaderboard", "--db", str(tmp_path / "empty.sqlite"), "--only", "yours"]) == 0
+    assert capsys.readouterr().out.startswith("no results for suite v1 in ")
+
+
+def test_the_package_data_patterns_cover_what_the_benchmark_reads_at_run_time():
+    """pyproject's package-data must name every shipped record, deal set and policy, or a wheel lacks them."""
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    needed = {"agents.bench": [*leaderboard.shipped_paths("v1"), *(decks.DECKS / "v1").glob("*.json")],
+              "agents.learned": list((ROOT / "agents" / "learned" / "policies").glob("*.safetensors"))}
+    for package, files in needed.items():
+        base = ROOT.joinpath(*package.split("."))
+        assert files
+        for f in files:
+            rel = f.relative_to(base).as_posix()
+            assert any(fnmatch.fnmatch(rel, pattern) for pattern in data[package]), rel

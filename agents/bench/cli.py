@@ -3,8 +3,8 @@
     mauscheln bench run AGENT [--suite v1] [--ruleset R] [--players N] [--deals N] [--cap SPEC=N]
                                [--workers W] [--out FILE] [--submit] [--db PATH]
     mauscheln bench submit RESULT... [--db PATH]
-    mauscheln bench leaderboard [--suite v1] [--ruleset R] [--players N] [--db PATH] [--json]
-    mauscheln bench report --out DIR [--suite v1] [--db PATH] [--replay-deals N]
+    mauscheln bench leaderboard [--suite v1] [--ruleset R] [--players N] [--db PATH] [--only WHOSE] [--json]
+    mauscheln bench report --out DIR [--suite v1] [--db PATH] [--only WHOSE] [--replay-deals N]
     mauscheln bench tables [--suite v1]
     mauscheln bench generate --suite v1 [--out DIR]
 
@@ -12,8 +12,9 @@
 ``learned:checkpoint=runs/x``, or an agent of your own, ``path/to/my_agent.py:MyAgent``,
 ``mypkg.bots:MyBot:depth=3``; docs/agents/writing.md) against the reference field of a table of the
 suite on its fixed deals and writes a result record; ``submit`` stores records
-in the leaderboard database; ``leaderboard`` prints the ratings of every table
-(or one); ``report`` writes the static HTML report with the replay viewer;
+in the user's leaderboard database; ``leaderboard`` prints the ratings of every
+table (or one) from the shipped records and the user's, the user's marked;
+``report`` writes the static HTML report with the replay viewer;
 ``tables`` lists the suite's tables and hashes; ``generate`` writes a suite's
 deal sets (the shipped ``v1`` was made by ``mauscheln bench generate --suite v1``).
 """
@@ -21,7 +22,6 @@ deal sets (the shipped ``v1`` was made by ``mauscheln bench generate --suite v1`
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Sequence
@@ -30,6 +30,7 @@ from pathlib import Path
 from agents.base import available_agents, display_spec
 from mauscheln_env.config import RULESETS
 from mauscheln_env.errors import MauschelnError
+from mauscheln_env.files import strict_json
 from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, parse_value, report
 
 PROG = "mauscheln bench"
@@ -43,9 +44,14 @@ def _add_table(p: argparse.ArgumentParser, *, optional: bool = False) -> None:
                    help="players at the table (default: the ruleset's default table)")
 
 
-def _add_db(p: argparse.ArgumentParser) -> None:
+def _add_db(p: argparse.ArgumentParser, *, reads: bool = False) -> None:
     p.add_argument("--db", type=Path, default=None,
-                   help="the leaderboard database (default: ~/.local/share/mauscheln/leaderboard.sqlite)")
+                   help="your leaderboard database, which submit fills (default: "
+                        "~/.local/share/mauscheln/leaderboard.sqlite, or $XDG_DATA_HOME/mauscheln/)"
+                        + ("; shown beside the shipped records" if reads else ""))
+    if reads:
+        p.add_argument("--only", choices=("shipped", "yours"), default=None,
+                       help="only the records shipped with mauscheln, or only yours (default: both)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,9 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     board = sub.add_parser("leaderboard", help="print the leaderboard",
                            description="Ratings (Bradley-Terry over the shared deal sets, 95% intervals) and "
-                                       "cross-tables from every stored result.")
+                                       "cross-tables from the records shipped with mauscheln and yours (--db).")
     _add_table(board, optional=True)
-    _add_db(board)
+    _add_db(board, reads=True)
     board.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     board.add_argument("--brief", action="store_true", help="the ratings only, without the cross-tables")
 
@@ -96,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "the same data as JSON.")
     rep.add_argument("--out", type=Path, required=True, help="the folder for index.html and report.json")
     _add_table(rep, optional=True)
-    _add_db(rep)
+    _add_db(rep, reads=True)
     rep.add_argument("--replay-deals", type=int, default=3,
                      help="replays of the first N deals of the suite in every recorded pairing (default: 3)")
     rep.add_argument("--deal", type=int, action="append", default=[], metavar="K",
@@ -192,18 +198,27 @@ def _tables_wanted(args: argparse.Namespace) -> list[str] | None:
     return [find_table(args.suite, args.ruleset, args.players)]
 
 
-def _leaderboard(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.leaderboard import board_markdown, default_db, leaderboard
+def _sources(args: argparse.Namespace) -> dict[str, bool]:
+    return {"shipped": args.only != "yours", "yours": args.only != "shipped"}
 
-    boards = leaderboard(args.db, args.suite, _tables_wanted(args))
+
+def _leaderboard(args: argparse.Namespace, command: str) -> int:
+    from agents.bench.leaderboard import board_markdown, boards, default_db, open_view
+
+    tables, sources = _tables_wanted(args), _sources(args)
+    with open_view(args.db, args.suite, **sources) as view:
+        found = boards(view, tables)
+    for note in view.notes:
+        print(f"{PROG} leaderboard: note: {note}", file=sys.stderr)
     if args.json:
-        print(json.dumps([b.to_dict() for b in boards], indent=1))
+        print(strict_json([b.to_dict() for b in found], indent=1))
         return 0
-    if not boards:
-        print(f"no results for suite {args.suite} in {args.db or default_db()}; submit some with "
+    if not found:
+        read = ["the shipped records"] * sources["shipped"] + [str(args.db or default_db())] * sources["yours"]
+        print(f"no results for suite {args.suite} in {' or '.join(read)}; submit some with "
               "mauscheln bench submit RESULT")
         return 0
-    print("\n\n".join(board_markdown(b, crosstable=not args.brief) for b in boards))
+    print("\n\n".join(board_markdown(b, crosstable=not args.brief) for b in found))
     return 0
 
 
@@ -212,7 +227,7 @@ def _report(args: argparse.Namespace, command: str) -> int:
 
     _single_threaded_torch()
     written = write_report(args.out, db=args.db, suite=args.suite, tables=_tables_wanted(args),
-                           replay_deals=args.replay_deals, extra_deals=args.deal, log=print)
+                           replay_deals=args.replay_deals, extra_deals=args.deal, log=print, **_sources(args))
     print("wrote " + ", ".join(str(w) for w in written))
     return 0
 

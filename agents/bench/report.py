@@ -1,11 +1,15 @@
 """``mauscheln bench report --out DIR``: the leaderboard, its charts and a replay viewer in one static page.
 
+The leaderboard is that of :func:`agents.bench.leaderboard.open_view`: the shipped
+records and the user's, the user's agents marked.
+
 ``DIR/index.html`` is one self-contained file (inline CSS, inline JavaScript,
 the charts as inline PNG images, the data as an inline JSON block; nothing is
 fetched when it is opened, no server is needed); ``DIR/report.json`` is the
 same data for tools (the leaderboard of every table and the replays, see
 :mod:`agents.bench.replay` for a replay's fields) and ``DIR/charts/*.png`` the
-charts.
+charts. Both hold strict JSON: an undefined interval is ``null`` (shown as
+``—``), never ``NaN``/``Infinity``, which ``JSON.parse`` refuses.
 
 The viewer replays any stored game: a table, two agents that met there, a deal,
 the format and the lone seat; it steps decision by decision and shows the
@@ -24,18 +28,17 @@ import datetime
 import html
 import importlib.util
 import io
-import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agents.bench.decks import load_deal_set
-from agents.bench.leaderboard import Board, board_markdown, leaderboard, records_of
+from agents.bench.leaderboard import Board, board_markdown, boards, interval_text, open_view, view_records
 from agents.bench.replay import ReplayError, game_replay, replay_deal, table_legend
 from agents.bench.run import AgentId
 from agents.evaluation.match import FORMATS, game_order
-from mauscheln_env.files import atomic_write, atomic_write_text
+from mauscheln_env.files import atomic_write, atomic_write_text, finite_or_none, strict_json
 
 PAGE_TITLE = "Mauscheln benchmark"
 
@@ -127,25 +130,31 @@ def chart_png(board: Board) -> bytes | None:
 
 def build_report(db: str | Path | None = None, suite: str = "v1", tables: Sequence[str] | None = None,
                  replay_deals: int = 3, extra_deals: Sequence[int] = (),
-                 log: Callable[[str], None] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The report's data (``report.json``) and its charts (PNG bytes by table)."""
-    boards = leaderboard(db, suite, tables)
+                 log: Callable[[str], None] | None = None, *, shipped: bool = True,
+                 yours: bool = True) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The report's data (``report.json``; an undefined number is None) and its charts (PNG bytes by table),
+    from the shipped records and the user's database ``db`` (:func:`agents.bench.leaderboard.open_view`)."""
     data: dict[str, Any] = {"suite": suite, "made": datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="seconds"), "tables": []}
     charts = {}
-    for board in boards:
-        deal_set = load_deal_set(suite, board.table)
-        records = records_of(db, suite, board.table)
-        games = collect_replays(records, list(range(replay_deals)), extra_deals, log)
-        png = chart_png(board)
-        if png is not None:
-            charts[board.table] = png
-        data["tables"].append({
-            "table": board.table, "ruleset": deal_set.ruleset, "players": deal_set.players,
-            "deal_hash": board.deal_hash, "deals": len(deal_set), "legend": table_legend(deal_set.game),
-            "board": board.to_dict(), "markdown": board_markdown(board), "games": games,
-        })
-    return data, charts
+    with open_view(db, suite, shipped=shipped, yours=yours) as view:
+        for note in view.notes:
+            if log:
+                log(f"note: {note}")
+        for board in boards(view, tables):
+            deal_set = load_deal_set(suite, board.table)
+            games = collect_replays(view_records(view, board.table), list(range(replay_deals)), extra_deals, log)
+            png = chart_png(board)
+            if png is not None:
+                charts[board.table] = png
+            data["tables"].append({
+                "table": board.table, "ruleset": deal_set.ruleset, "players": deal_set.players,
+                "deal_hash": board.deal_hash, "deals": len(deal_set), "legend": table_legend(deal_set.game),
+                "board": board.to_dict(), "markdown": board_markdown(board), "games": games,
+            })
+    yours = sum(t["board"]["yours"] for t in data["tables"])
+    data["records"] = {"shipped": sum(t["board"]["records"] for t in data["tables"]) - yours, "yours": yours}
+    return finite_or_none(data), charts
 
 
 def write_report(out: str | Path, **kwargs: Any) -> list[Path]:
@@ -162,7 +171,7 @@ def write_report(out: str | Path, **kwargs: Any) -> list[Path]:
         (out / "charts").mkdir(exist_ok=True)
         for table, png in charts.items():
             written.append(atomic_write(out / "charts" / f"{table}.png", lambda tmp, png=png: tmp.write_bytes(png)))
-    written.append(atomic_write_text(out / "report.json", json.dumps(data, separators=(",", ":")) + "\n"))
+    written.append(atomic_write_text(out / "report.json", strict_json(data, separators=(",", ":")) + "\n"))
     written.append(atomic_write_text(out / "index.html", render_html(data, charts)))
     return written
 
@@ -174,15 +183,18 @@ def _esc(x: Any) -> str:
 
 def _board_html(t: dict[str, Any], chart: bytes | None) -> str:
     b = t["board"]
+    mixed = b.get("yours", 0) > 0
+    of_yours = f", {b['yours']} of them yours" if mixed else ""
     rows = []
     for rank, e in enumerate(b["entries"], 1):
-        iv = f"{e['low']:+.0f} … {e['high']:+.0f}" if math.isfinite(e["low"]) else "—"
-        rows.append(f"<tr><td>{rank}</td><td>{_esc(e['agent'])}</td><td>{e['elo']:+.0f}</td><td>{iv}</td>"
-                    f"<td>{e['deals']}</td><td>{e['opponents']}</td></tr>")
+        mark = f'<td class="origin">{_esc(e["origin"])}</td>' if mixed else ""
+        rows.append(f'<tr class="{"yours" if "yours" in e["origin"] else "shipped"}"><td>{rank}</td>'
+                    f"<td>{_esc(e['agent'])}</td><td>{e['elo']:+.0f}</td><td>{interval_text(e['low'], e['high'])}</td>"
+                    f"<td>{e['deals']}</td><td>{e['opponents']}</td>{mark}</tr>")
     cells = {}
     for p in b["pairs"]:
         a = p["advantage"]
-        half = (a["high"] - a["low"]) / 2 if math.isfinite(a["high"]) else float("nan")
+        half = (a["high"] - a["low"]) / 2 if _finite(a["low"]) and _finite(a["high"]) else None
         cells[(p["candidate"], p["baseline"])] = (a["mean"], half, p["deals"])
         cells[(p["baseline"], p["candidate"])] = (-a["mean"], half, p["deals"])
     order = [e["agent"] for e in b["entries"]]
@@ -196,7 +208,7 @@ def _board_html(t: dict[str, Any], chart: bytes | None) -> str:
             elif (a, x) in cells:
                 m, h, n = cells[(a, x)]
                 tds.append(f'<td class="{"pos" if m > 0 else "neg" if m < 0 else ""}" title="{n} deals">'
-                           f"{m:+.3f} ± {h:.3f}</td>")
+                           f"{m:+.3f} ± {'—' if h is None else f'{h:.3f}'}</td>")
             else:
                 tds.append("<td></td>")
         cross.append(f"<tr><th>{_esc(a)}</th>{''.join(tds)}</tr>")
@@ -206,20 +218,32 @@ def _board_html(t: dict[str, Any], chart: bytes | None) -> str:
                f'src="data:image/png;base64,{base64.b64encode(chart).decode()}">')
     return (f'<section class="board" id="board-{_esc(t["table"])}"><h2>{_esc(t["ruleset"])}, {t["players"]} players'
             f' <small>({_esc(t["table"])}, {t["deals"]} deals, deal set <code>{_esc(t["deal_hash"][:19])}…</code>, '
-            f'{b["records"]} record(s))</small></h2>'
+            f'{b["records"]} record(s){of_yours})</small></h2>'
             '<table class="ratings"><tr><th>rank</th><th>agent</th><th>Elo (BT)</th><th>95 % interval</th>'
-            f'<th>deals</th><th>opponents</th></tr>{"".join(rows)}</table>'
+            f'<th>deals</th><th>opponents</th>{"<th>from</th>" if mixed else ""}</tr>{"".join(rows)}</table>'
             f'<h3>Cross-table</h3><p class="note">Each cell: the row agent\'s mean advantage over the column agent in '
             'chips per deal (both duplicate formats), ± the half-width of its 95 % interval over deals.</p>'
             f'<table class="cross"><tr><th></th>{head}</tr>{"".join(cross)}</table>{img}</section>')
 
 
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _from_text(data: dict[str, Any]) -> str:
+    counts = data.get("records") or {}
+    text = f"{counts.get('shipped', 0)} shipped record(s)"
+    return text + (f" and {counts['yours']} of yours (marked)" if counts.get("yours") else "")
+
+
 def render_html(data: dict[str, Any], charts: dict[str, bytes]) -> str:
-    boards = "".join(_board_html(t, charts.get(t["table"])) for t in data["tables"]) or \
+    """The page; its data block is strict JSON (``JSON.parse`` takes no NaN or Infinity), with ``</`` escaped."""
+    html_boards = "".join(_board_html(t, charts.get(t["table"])) for t in data["tables"]) or \
         "<p>No results yet: submit some with <code>mauscheln bench submit RESULT</code>.</p>"
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    payload = strict_json(data, separators=(",", ":")).replace("</", "<\\/")
     return (_PAGE.replace("%TITLE%", _esc(PAGE_TITLE)).replace("%SUITE%", _esc(data["suite"]))
-            .replace("%MADE%", _esc(data["made"])).replace("%BOARDS%", boards)
+            .replace("%MADE%", _esc(data["made"])).replace("%FROM%", _esc(_from_text(data)))
+            .replace("%BOARDS%", html_boards)
             .replace("%DATA%", payload).replace("%SCRIPT%", _SCRIPT))
 
 
@@ -230,7 +254,7 @@ _PAGE = """<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;font-size:.9em}
 .cross td{text-align:right}.pos{background:#e4f1e4}.neg{background:#f6e2e2}.note{font-size:.85em;color:#555}
-.chart{max-width:100%;display:block;margin:.5em 0}section.board{margin-bottom:2em}
+.chart{max-width:100%;display:block;margin:.5em 0}section.board{margin-bottom:2em}.ratings tr.yours{background:#eef3fb}
 #viewer{border-top:2px solid #444;padding-top:1em}#controls label{margin-right:.8em;white-space:nowrap}
 #controls select,#controls button{margin-left:.2em}
 .card{display:inline-block;border:1px solid #999;border-radius:3px;padding:0 .25em;margin:0 .1em;background:#fff}
@@ -240,7 +264,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 #settlement{background:#f4f4f4;padding:.5em;white-space:pre-wrap}
 </style></head><body>
 <h1>%TITLE% <small>(suite %SUITE%)</small></h1>
-<p class="note">Made %MADE% by <code>mauscheln bench report</code>. Ratings: Bradley&ndash;Terry strengths fitted to
+<p class="note">Made %MADE% by <code>mauscheln bench report</code> from %FROM%. Ratings: Bradley&ndash;Terry strengths fitted to
 the per-deal wins over the shared deal sets (ties count half), on the Elo scale, centred; 95 % intervals from the
 fit's Fisher information.</p>
 %BOARDS%
