@@ -877,3 +877,100 @@ def test_the_package_data_patterns_cover_what_the_benchmark_reads_at_run_time():
         for f in files:
             rel = f.relative_to(base).as_posix()
             assert any(fnmatch.fnmatch(rel, pattern) for pattern in data[package]), rel
+
+
+@pytest.mark.slow
+def test_a_wheel_installed_outside_the_checkout_shows_the_shipped_leaderboard(tmp_path):
+    """Build a wheel from the checkout's files, unpack it as an installation would, and run the leaderboard and
+    the report from another folder with an empty home: the records come from the installed package."""
+    src, dist, site, cwd = (tmp_path / d for d in ("src", "dist", "site", "elsewhere"))
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
+                    str(src)], check=True, capture_output=True, timeout=600)
+    (wheel,) = dist.glob("mauscheln-*.whl")
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        zf.extractall(site)
+    assert {f"agents/bench/records/{p.relative_to(leaderboard.RECORDS).as_posix()}"
+            for p in leaderboard.shipped_paths("v1")} <= set(names)
+    cwd.mkdir()
+    env = _fresh_env(tmp_path)
+    env["PYTHONPATH"] = str(site)
+    where = subprocess.run([sys.executable, "-c", "import agents.bench.leaderboard as m; print(m.RECORDS)"], cwd=cwd,
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).is_relative_to(site)
+    run = _mauscheln(["bench", "leaderboard", "--brief"], cwd, env)
+    assert run.returncode == 0, run.stderr
+    assert all(f"**{t.rpartition('_')[0]}, " in run.stdout for t in decks.tables_of("v1"))
+    run = _mauscheln(["bench", "report", "--out", "rep", "--ruleset", "mousel", "--replay-deals", "1"], cwd, env)
+    assert run.returncode == 0, run.stderr
+    assert _strict((cwd / "rep" / "report.json").read_text(encoding="utf-8"))["tables"][0]["table"] == "mousel_4p"
+    assert not (tmp_path / "home" / ".local" / "share" / "mauscheln").exists()  # reading made no database
+
+
+@pytest.mark.slow
+def test_the_report_of_the_shipped_records_opens_in_chromium_and_replays_every_table(tmp_path, mine):
+    """The report written from the shipped records (and one record of the user's) in Debian's headless chromium:
+    no console error (its data parses: strict JSON), the user's agent marked, and the replay viewer shows a deal
+    of every table when the table is chosen; screenshots report-*.png are saved into the test's tmp dir
+    (``pytest -m slow -k every_table --basetemp=DIR``)."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    from agents.bench.report import write_report
+
+    db = tmp_path / "lb.sqlite"
+    leaderboard.submit(mine, db)
+    write_report(tmp_path / "rep", db=db, replay_deals=1)
+    data = _strict((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    tables = [t["table"] for t in data["tables"]]
+    assert tables == decks.tables_of("v1") and all(t["games"] for t in data["tables"])
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-dev-shm-usage", "--window-size=1300,1800"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get((tmp_path / "rep" / "index.html").as_uri())
+        assert "Mauscheln benchmark" in driver.title
+        assert driver.execute_script("return typeof window.replayViewer") == "object"  # the script ran through
+        driver.save_screenshot(str(tmp_path / "report-boards.png"))
+        marked = driver.find_elements(By.CSS_SELECTOR, "#board-mauscheln_4p table.ratings tr.yours")
+        assert [r.find_elements(By.TAG_NAME, "td")[1].text for r in marked] == ["expert:risk=0.5"]
+        assert not driver.find_elements(By.CSS_SELECTOR, "#board-mouche_4p table.ratings tr.yours")
+        select = Select(driver.find_element(By.ID, "sel-table"))
+        assert [o.text for o in select.options] == tables
+        for i, t in enumerate(data["tables"]):
+            Select(driver.find_element(By.ID, "sel-table")).select_by_index(i)
+            assert driver.find_element(By.ID, "empty").get_attribute("hidden") is not None
+            assert driver.find_element(By.ID, "game").is_displayed()
+            assert driver.find_element(By.ID, "info").text.startswith(f"{t['table']}, suite deal ")
+            seats = driver.find_elements(By.CSS_SELECTOR, "#seats tbody tr")
+            assert len(seats) == t["players"]
+            for _ in range(6):
+                driver.find_element(By.ID, "next").click()
+            assert driver.find_element(By.ID, "pos").text.startswith("step 6 of ")
+            assert driver.find_elements(By.CSS_SELECTOR, "#log li")  # the decisions so far (of the deal shown)
+            assert len(driver.find_elements(By.CSS_SELECTOR, "#seats td.hand")) == t["players"]
+            Select(driver.find_element(By.ID, "sel-view")).select_by_value("all")
+            assert driver.find_elements(By.CSS_SELECTOR, "#seats .card")  # the hands of the deal shown
+            driver.execute_script("document.getElementById('viewer').scrollIntoView(true)")
+            driver.save_screenshot(str(tmp_path / f"report-{t['table']}.png"))
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert errors == []
+    finally:
+        driver.quit()
+    print(f"screenshots in {tmp_path}")
