@@ -28,37 +28,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent, agent_from_spec, available_agents
-from agents.evaluation.match import agent_seed
+from agents.play.session import DECISIONS, Move, PlaySession, move_lines, parse_action, why_not
 from agents.views import EnvView
-from mauscheln_env.cards import SUIT_NAMES, SUIT_SYMBOLS, iter_bits
-from mauscheln_env.engine import Game, Phase
+from mauscheln_env.cards import SUIT_NAMES, SUIT_SYMBOLS
+from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.render import explain_result
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
-from mauscheln_env.tricks import legal_follow
 
 PROG = "mauscheln play"
-_SYMBOL_TO_SUIT = {v: k for k, v in SUIT_SYMBOLS.items()}
-
-DECISIONS: dict[tuple[Phase, str], str] = {
-    (Phase.KNOCK, "knock"): "knocks",
-    (Phase.KNOCK, "no_knock"): "does not knock",
-    (Phase.DECLARE, "mauscheln"): "declares (mauschelt: will take two tricks)",
-    (Phase.DECLARE, "pass"): "passes: does not declare",
-    (Phase.DECLARE, "in"): "is in",
-    (Phase.DECLARE, "in_lead"): "is in and leads",
-    (Phase.DECLARE, "out"): "is out: drops this deal",
-    (Phase.GO_WITH, "go"): "goes with the declarer",
-    (Phase.GO_WITH, "pass"): "passes: does not go with the declarer",
-    (Phase.DECIDE, "stay"): "stays: plays with the cards held",
-    (Phase.DECIDE, "pass"): "passes: drops this deal",
-    (Phase.DECIDE, "swap"): "takes the trump card (Béatrix)",
-    (Phase.OFFER, "deal"): "deals",
-    (Phase.OFFER, "push"): "pushes the deal on",
-    (Phase.ANNOUNCE, "announce"): "announces the Pamphile",
-    (Phase.ANNOUNCE, "silent"): "does not announce the Pamphile",
-}
-"""What a named action means in its phase, for the announcements (a ``pass`` says which decision)."""
+__all__ = ["DECISIONS", "Quit", "TerminalTable", "main"]
 
 
 class Quit(Exception):
@@ -78,7 +57,6 @@ class TerminalTable:
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stdout
         self.name = name
-        self.marks = [0] * self.game.n  # cards each seat has marked in its exchange this deal (a public count)
 
     # ------------------------------------------------------------------ text
     def say(self, text: str = "") -> None:
@@ -164,67 +142,13 @@ class TerminalTable:
     def read_action(self, text: str, items: dict[int, int]) -> int | None:
         """The action ``text`` names (a menu number, a card code or a move's name), legal or not; None if none."""
         t = text.strip()
-        if not t:
-            return None
         if t.isascii() and t.isdigit():  # str.isdigit also holds for '²' or '٣', which int() refuses or misreads
             return items.get(int(t))
-        if len(t) == 2 and t[1] in _SYMBOL_TO_SUIT:
-            t = t[0] + _SYMBOL_TO_SUIT[t[1]]
-        if t.lower() in ("10" + s.lower() for s in "CSHD"):
-            t = "T" + t[-1]
-        try:
-            return self.game.action_from_str(t)
-        except MauschelnError:
-            return None
+        return parse_action(self.game, t)
 
     def why_not(self, text: str, action: int | None, legal: list[int], obs: np.ndarray, info: dict[str, Any]) -> str:
         """Why ``text`` is not a legal move here, in one sentence."""
-        g = self.game
-        if action is None:
-            if text.strip().isascii() and text.strip().isdigit():
-                return f"{text.strip()} is not one of the numbers shown"
-            return f"{text.strip()!r} is not a legal move here"
-        if action >= g.num_cards:
-            return f"{g.action_to_str(action)!r} is not a legal move here"
-        hand = {g.deck.index[c] for c in info["hand"]}
-        code = self.card(action)
-        views = self.view.env.observation_views(obs)
-        if action in set(np.flatnonzero(views.get("own_discards", np.zeros(0))).tolist()):
-            return f"{code} is already among your discards"
-        if action not in hand:
-            return f"{code} is not in your hand"
-        if info["phase"] == "play" and info["trick"]:
-            reason = self._follow_reason(action, hand, legal, obs, info)
-            if reason:
-                return f"{code} is not allowed: {reason}"
-        return f"{code} is not a legal move here"
-
-    def _follow_reason(self, action: int, hand: set[int], legal: list[int], obs: np.ndarray,
-                       info: dict[str, Any]) -> str | None:
-        """must follow suit / must beat / must trump, derived with ``tricks.legal_follow`` on the own hand and the
-        trick of the info; None when that derivation does not reproduce the legal cards (then no reason is given)."""
-        g = self.game
-        profile, tables = _follow_rules(g, obs, self.view.env.observation_views)
-        trick = [g.deck.index[c] for _, c in info["trick"]]
-        winner = trick[0]
-        for c in trick[1:]:
-            if tables.beats[winner] >> c & 1:
-                winner = c
-        hand_mask = sum(1 << c for c in hand)
-        led = tables.eff_suit[trick[0]]
-        led_mask = tables.eff_suit_mask[led]
-        allowed = legal_follow(profile, hand_mask, led_mask, tables.trump_mask, tables.beats[winner])
-        if set(iter_bits(allowed)) != {a for a in legal if a < g.num_cards}:
-            return None
-        suit_name = SUIT_NAMES["CSHD"[led]]
-        follow = hand_mask & led_mask
-        if follow:
-            if not follow >> action & 1:
-                return f"you must follow suit ({suit_name} led)"
-            return f"you must beat {self.card(winner)} when you can (with a higher card of the led suit)"
-        if tables.trump_mask >> action & 1:
-            return f"you must beat {self.card(winner)} with a higher trump when you can"
-        return f"you have no {suit_name}, so you must trump"
+        return why_not(self.view, text, action, legal, obs, info, self.card)
 
     def ask(self, obs: np.ndarray, mask: np.ndarray, info: dict[str, Any], deal_no: int) -> int:
         legal = np.flatnonzero(mask).tolist()
@@ -253,93 +177,35 @@ class TerminalTable:
     # ------------------------------------------------------------------ session
     def play(self, *, seed: int = 0, dealer: int | None = None) -> list[int]:
         """Play one session; returns each seat's chip change."""
+        session = PlaySession(self.game, self.bots, seed=seed, dealer=dealer, view=self.view)
         g = self.game
-        rng = np.random.default_rng(seed)
-        state = g.new_session(rng, dealer=dealer)
-        view = self.view
-        view.bind(state)
-        for s, bot in self.bots.items():
-            bot.setup(g, s)
-            bot.reset(agent_seed(seed, 0, s))
-        totals = [0] * g.n
-        deal_no = 0
         self.say(f"You are seat {self.human}; seat s+1 sits to the left of seat s. "
                  f"At the table: {', '.join(self.who(s) for s in range(g.n))}.")
-        while state.phase is not Phase.OVER:
-            view.refresh()
-            seat = state.to_act
-            obs, mask, info = view.seat_view(seat)
-            phase = state.phase
-            before = {"trick": list(info["trick"]), "tricks_won": list(info["tricks_won"])}
-            if seat == self.human:
-                action = self.ask(obs, mask, info, deal_no + 1)
+        while not session.over:
+            if session.to_act == self.human:
+                obs, mask, info = session.seat_view(self.human)
+                move = session.step(self.ask(obs, mask, info, session.deal_no + 1))
             else:
-                action = self.bots[seat].act(obs, mask, info)
-            results = g.apply(state, action)
-            view.refresh()
-            after = view.seat_view(self.human)[2]
-            self._announce(seat, phase, action, before, after, results)
-            for result in results:
-                for s in range(g.n):
-                    totals[s] += result.deltas[s]
+                move = session.bot_move()
+            self._announce(move)
+            for result in move.results:
                 self.say("")
                 for line in explain_result(g, result):
                     self.say(line)
-                mine = result.deltas[self.human]
-                self.say(f"  your result this deal: {mine:+d}")
-                deal_no += 1
-                self.marks = [0] * g.n
-                if state.phase is not Phase.OVER:
-                    for s, bot in self.bots.items():
-                        bot.reset(agent_seed(seed, deal_no, s))
-        final = view.seat_view(self.human)[2]
+                self.say(f"  your result this deal: {result.deltas[self.human]:+d}")
+        final = session.seat_view(self.human)[2]
         self.say("")
         points = "scores" in final
         self.say("session over. " + ("rewards (score decreases):" if points else "chips won or lost:"))
         for s in range(g.n):
             now = f"score {final['scores'][s]}" if points else f"{final['chips'][s]} chips"
-            self.say(f"  {self.who(s)}: {totals[s]:+d}  (now {now}, {final['roles'][s]})")
-        return totals
+            self.say(f"  {self.who(s)}: {session.totals[s]:+d}  (now {now}, {final['roles'][s]})")
+        return session.totals
 
-    def _announce(self, seat: int, phase: Phase, action: int, before: dict, after: dict, results: list) -> None:
-        """Say what a seat did, showing only what the table may see: a bot's card only when played to a trick."""
-        g = self.game
-        human = seat == self.human
-        if phase is Phase.PLAY:
-            self.say(f"{self.who(seat)} plays {self.card(action)}")
-            trick = [*before["trick"], [seat, g.deck.codes[action]]]
-            won = results[0].tricks if results else after["tricks_won"]
-            gained = [s for s in range(g.n) if won[s] > before["tricks_won"][s]]
-            if gained:
-                self.say("   trick: " + ", ".join(f"seat {s} {self.card(g.deck.index[c])}" for s, c in trick)
-                         + f" -> won by {self.who(gained[0])}")
-            return
-        if action == g.action_ids.get("done") and phase is Phase.EXCHANGE:
-            self.say(f"{self.who(seat)} exchanges {self.marks[seat]} card(s)")
-            return
-        if action < g.num_cards:  # a card outside a trick: a discard (or a card given), known to its owner only
-            self.marks[seat] += phase in (Phase.EXCHANGE, Phase.DECIDE)
-            if phase is Phase.DECIDE:
-                self.say(f"you start your exchange by discarding {self.card(action)}" if human
-                         else f"{self.who(seat)} takes part and starts an exchange by discarding a card")
-            elif phase is Phase.EXCHANGE:
-                self.say(f"you mark {self.card(action)} to discard" if human
-                         else f"{self.who(seat)} marks a card to discard")
-            else:
-                self.say(f"you choose {self.card(action)}" if human else f"{self.who(seat)} chooses a card")
-            return
-        name = g.action_to_str(action)
-        meaning = DECISIONS.get((phase, name), f"{name} ({phase.name.lower()} decision)")
-        self.say(f"{self.who(seat)}: {name} - {meaning}")
-
-
-# ---------------------------------------------------------------------- engine facts (one place to port)
-def _follow_rules(game: Game, obs: np.ndarray, views: Any) -> tuple[Any, Any]:
-    """The trick profile of the ruleset and the trump tables of the trump suit in ``obs``: what
-    ``tricks.legal_follow`` needs besides the hand and the trick. Reads ``game.config.spec.trick_profile`` and
-    ``game.tables`` (static facts of the rules, no game state)."""
-    suit = int(np.argmax(views(obs)["trump_suit"]))
-    return game.config.spec.trick_profile, game.tables[suit]
+    def _announce(self, move: Move) -> None:
+        """Say what a seat did, showing only what the table may see (:func:`agents.play.session.move_lines`)."""
+        for line in move_lines(self.game, move, self.human, self.who, self.card):
+            self.say(line)
 
 
 def build_parser() -> argparse.ArgumentParser:
