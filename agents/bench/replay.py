@@ -5,7 +5,8 @@ lone seat; its replay is rebuilt by stepping the engine through the game's
 action ids (:func:`replay_game`): the actions come from the result record when
 it kept that deal's games (``bench run --replays N``), else the deal is played
 again with the same agents and seeds (:func:`replay_deal`), and the re-played
-figures are checked against the record's.
+figures are checked against the record's. :func:`replay_actions` does the same for
+any session from its start (a session played at ``mauscheln serve``).
 
 A replay is plain JSON (``report.json`` of ``mauscheln bench report`` holds
 them; the HTML viewer reads the same data). Each deal of the session holds the
@@ -156,12 +157,21 @@ def replay_game(deal_set: DealSet, index: int, actions: Sequence[int], seats: Se
                 meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Step the engine through one game of suite deal ``index`` and record what every step changed."""
     game = deal_set.game
-    n = game.n
     if not 0 <= index < len(deal_set):
         raise ReplayError(f"deal {index} is not in the {deal_set.suite} {deal_set.table} deal set; allowed: "
                           f"0..{len(deal_set) - 1}")
     fixed = deal_set.deals[index]
     state = game.new_session(np.random.default_rng(fixed.session_seed), dealer=fixed.dealer, deal=fixed.spec)
+    return replay_actions(game, state, actions, seats, {**dict(meta or {}), "table": deal_set.table, "deal": index},
+                          where=f"deal {index}")
+
+
+def replay_actions(game: Game, state: State, actions: Sequence[int], seats: Sequence[str],
+                   meta: Mapping[str, Any] | None = None, *, where: str = "the session") -> dict[str, Any]:
+    """Step the engine from ``state`` (a new session, changed in place) through ``actions`` to the session's end
+    and record what every step changed: the replay (``meta``'s fields, ``seats``, ``deals``, ``deltas``).
+    ``where`` names the session in errors."""
+    n = game.n
     deals: list[dict[str, Any]] = []
 
     def open_deal() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -176,10 +186,10 @@ def replay_game(deal_set: DealSet, index: int, actions: Sequence[int], seats: Se
     totals = [0] * n
     for pos, action in enumerate(actions):
         if state.phase is Phase.OVER:
-            raise ReplayError(f"deal {index}: {len(actions) - pos} action(s) left after the session ended")
+            raise ReplayError(f"{where}: {len(actions) - pos} action(s) left after the session ended")
         legal = game.legal_actions(state)
         if action not in legal:
-            raise ReplayError(f"deal {index}: action {pos} ({action}) is not legal for seat {state.to_act} "
+            raise ReplayError(f"{where}: action {pos} ({action}) is not legal for seat {state.to_act} "
                               f"(legal: {legal}); the actions are not a game of this deal")
         seat, phase, d = state.to_act, state.phase, state.deal
         tricks_before = len(d.tricks)
@@ -197,7 +207,7 @@ def replay_game(deal_set: DealSet, index: int, actions: Sequence[int], seats: Se
         step.update(_diff(apply_step(json.loads(json.dumps(view)), step, game.num_cards), after, n))
         view = apply_step(view, step, game.num_cards)
         if view["tricks_won"] != after["tricks_won"]:
-            raise ReplayError(f"deal {index}: step {pos}: the tricks won do not follow from the tricks")
+            raise ReplayError(f"{where}: step {pos}: the tricks won do not follow from the tricks")
         current["steps"].append(step)
         for result in results:
             totals = [t + x for t, x in zip(totals, result.deltas)]
@@ -206,9 +216,8 @@ def replay_game(deal_set: DealSet, index: int, actions: Sequence[int], seats: Se
         if state.deal is not d and state.phase is not Phase.OVER:
             current, view = open_deal()
     if state.phase is not Phase.OVER:
-        raise ReplayError(f"deal {index}: the actions end before the session does ({len(actions)} actions)")
-    return {**dict(meta or {}), "table": deal_set.table, "deal": index, "seats": list(seats), "deals": deals,
-            "deltas": totals}
+        raise ReplayError(f"{where}: the actions end before the session does ({len(actions)} actions)")
+    return {**dict(meta or {}), "seats": list(seats), "deals": deals, "deltas": totals}
 
 
 # ---------------------------------------------------------------------- from a result record

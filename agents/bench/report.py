@@ -19,6 +19,10 @@ shown) or all hands, each decision with its legal alternatives, the tricks,
 and the settlement line by line. The games of the first ``--replay-deals``
 deals of every pairing that a record kept are included, and any ``--deal K``
 (played again with the agents where no record kept it).
+
+:func:`render_viewer_html` puts the same viewer alone on a page, for the
+replays ``mauscheln serve`` shows: a record's games, or whole sessions chosen
+by their title.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import html
 import importlib.util
 import io
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -241,16 +246,29 @@ def render_html(data: dict[str, Any], charts: dict[str, bytes]) -> str:
     html_boards = "".join(_board_html(t, charts.get(t["table"])) for t in data["tables"]) or \
         "<p>No results yet: submit some with <code>mauscheln bench submit RESULT</code>.</p>"
     payload = strict_json(data, separators=(",", ":")).replace("</", "<\\/")
-    return (_PAGE.replace("%TITLE%", _esc(PAGE_TITLE)).replace("%SUITE%", _esc(data["suite"]))
+    return (_PAGE.replace("%STYLE%", _STYLE).replace("%VIEWER%", _VIEWER)
+            .replace("%TITLE%", _esc(PAGE_TITLE)).replace("%SUITE%", _esc(data["suite"]))
             .replace("%MADE%", _esc(data["made"])).replace("%FROM%", _esc(_from_text(data)))
             .replace("%BOARDS%", html_boards)
             .replace("%DATA%", payload).replace("%SCRIPT%", _SCRIPT))
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>%TITLE%</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
+def render_viewer_html(data: dict[str, Any], *, title: str, intro_html: str = "") -> str:
+    """A page with the replay viewer alone (the report's viewer, script and data layout, no leaderboard).
+
+    ``data["tables"]``: each with ``table``, ``players``, ``legend`` (:func:`agents.bench.replay.table_legend`)
+    and either ``games`` as in the report (pairs of agents, deals, formats, lone seats) or ``sessions``, a list
+    of replays (:func:`agents.bench.replay.replay_actions`) each with a ``title`` line, chosen by that title
+    only. ``data["view"]``: the view shown first, a seat or ``"all"`` (every hand; default seat 0).
+    ``intro_html`` is put under the title as it is: the caller escapes what it puts there.
+    """
+    payload = strict_json(data, separators=(",", ":")).replace("</", "<\\/")
+    parts = {"STYLE": _STYLE, "VIEWER": _VIEWER, "SCRIPT": _SCRIPT, "TITLE": _esc(title), "INTRO": intro_html,
+             "DATA": payload}
+    return re.sub(r"%(STYLE|VIEWER|SCRIPT|TITLE|INTRO|DATA)%", lambda m: parts[m.group(1)], _VIEWER_PAGE)
+
+
+_STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;font-size:.9em}
 .cross td{text-align:right}.pos{background:#e4f1e4}.neg{background:#f6e2e2}.note{font-size:.85em;color:#555}
@@ -262,13 +280,38 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 #seats td.hand{min-width:12em}#seats tr.acting{background:#fff6d8}
 #log li.current{background:#fff6d8}.legal{color:#666;font-size:.85em}.chosen{font-weight:bold;text-decoration:underline}
 #settlement{background:#f4f4f4;padding:.5em;white-space:pre-wrap}
-</style></head><body>
+@media (max-width:600px){body{margin:.6em}#seats{display:block;overflow-x:auto;max-width:100%}
+#seats td.hand{min-width:9em}#seats td,#seats th{padding:.15em .3em}}
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>%TITLE%</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>%STYLE%</style></head><body>
 <h1>%TITLE% <small>(suite %SUITE%)</small></h1>
 <p class="note">Made %MADE% by <code>mauscheln bench report</code> from %FROM%. Ratings: Bradley&ndash;Terry strengths fitted to
 the per-deal wins over the shared deal sets (ties count half), on the Elo scale, centred; 95 % intervals from the
 fit's Fisher information.</p>
 %BOARDS%
-<section id="viewer"><h2>Replays</h2>
+%VIEWER%
+<script type="application/json" id="report-data">%DATA%</script>
+<script>%SCRIPT%</script>
+</body></html>
+"""
+
+_VIEWER_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>%TITLE%</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>%STYLE%</style></head><body>
+<h1>%TITLE%</h1>
+%INTRO%
+%VIEWER%
+<script type="application/json" id="report-data">%DATA%</script>
+<script>%SCRIPT%</script>
+</body></html>
+"""
+
+_VIEWER = """<section id="viewer"><h2>Replays</h2>
 <div id="controls">
 <label>table <select id="sel-table"></select></label>
 <label>agent A <select id="sel-a"></select></label>
@@ -291,11 +334,7 @@ fit's Fisher information.</p>
 <div>tricks played: <ol id="tricks"></ol></div>
 <div>decisions: <ol id="log"></ol></div>
 <pre id="settlement"></pre>
-</div></section>
-<script type="application/json" id="report-data">%DATA%</script>
-<script>%SCRIPT%</script>
-</body></html>
-"""
+</div></section>"""
 
 _SCRIPT = r"""
 "use strict";
@@ -327,6 +366,7 @@ function entryFor(t, a, b) {
 }
 function currentGame() {
   const t = table();
+  if (t.sessions) return t.sessions[Number(V.deal)] || null;  // a page of whole sessions, chosen by title
   const found = entryFor(t, V.a, V.b);
   if (!found || !found.entry.deals[V.deal]) return null;
   let fmt = V.format;
@@ -385,8 +425,9 @@ function render() {
   const view = V.view === "all" ? null : Number(V.view);
   $("pos").textContent = `step ${V.pos} of ${total}`;
   const tr = st.trump.card === null ? "not dealt" : t.legend.pretty[st.trump.card];
-  $("info").textContent = `${t.table}, suite deal ${g.deal}: ${g.candidate} vs ${g.baseline}, format ${g.format} ` +
-    `(lone seat ${g.lone_seat}). Deal ${st.deal + 1} of the session: dealer seat ${d.dealer}, trump card ${tr}` +
+  const head = g.title !== undefined ? `${g.title}.` : `${t.table}, suite deal ${g.deal}: ${g.candidate} vs ` +
+    `${g.baseline}, format ${g.format} (lone seat ${g.lone_seat}).`;
+  $("info").textContent = head + ` Deal ${st.deal + 1} of the session: dealer seat ${d.dealer}, trump card ${tr}` +
     (st.trump.holder !== null ? ` (taken by seat ${st.trump.holder})` : "") + `, pot ${st.pot}. ` +
     (view === null ? "Showing every hand." : `Showing what seat ${view} saw.`);
   $("purse-head").textContent = t.legend.purse;
@@ -454,6 +495,16 @@ function render() {
 }
 function choose() {
   const t = table();
+  const sessions = Array.isArray(t.sessions);
+  for (const id of ["sel-a", "sel-b", "sel-format", "sel-lone"]) $(id).parentElement.hidden = sessions;
+  $("sel-deal").parentElement.hidden = sessions && t.sessions.length < 2;
+  if (sessions) {
+    V.deal = fill($("sel-deal"), t.sessions.map((_, i) => i), t.sessions.map(g => g.title), V.deal);
+    V.view = fill($("sel-view"), [...[...Array(t.players).keys()].map(String), "all"],
+      [...[...Array(t.players).keys()].map(s => `seat ${s}`), "all hands"], V.view);
+    render();
+    return;
+  }
   const agents = agentsWithGames(t);
   V.a = fill($("sel-a"), agents, null, V.a);
   const partners = agents.filter(x => x !== V.a && entryFor(t, V.a, x));
@@ -480,6 +531,8 @@ function setup() {
   $("next").onclick = () => { V.pos += 1; render(); };
   $("last").onclick = () => { V.pos = 1e9; render(); };
   if (!DATA.tables.length) { $("viewer").hidden = true; return; }
+  $("sel-table").parentElement.hidden = DATA.tables.length < 2 && Array.isArray(DATA.tables[0].sessions);
+  if (DATA.view !== undefined) V.view = String(DATA.view);
   choose();
 }
 window.replayViewer = {state: V, render, choose, currentGame, stateAt};
