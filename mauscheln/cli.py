@@ -7,7 +7,8 @@ fits a policy to a search agent's choices; ``mauscheln export`` writes a policy 
 TorchScript file; ``mauscheln eval`` runs
 duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
 ``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
-leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals.
+leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals;
+``mauscheln serve`` puts the table and the replays in the browser.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ SUBCOMMANDS = {
     "league": ("train.league", "League training: a main agent, a main exploiter and a league exploiter (PFSP)."),
     "play": ("agents.play.terminal", "Play against the bots in a terminal."),
     "replay": ("agents.bench.replay", "Print a deal of a benchmark result, decision by decision."),
+    "serve": ("mauscheln.web.serve", "Play against the bots and watch games in the browser (the web extra)."),
     "train": ("train.ppo_selfplay", "Masked PPO self-play training, ending with a duplicate evaluation."),
 }
 
