@@ -293,7 +293,7 @@ function turnText(view) {
   const parts = [];
   if (cards.length) parts.push(view.phase === "play" ? "play a card" : ["decide", "exchange"].includes(view.phase) ?
     "mark a card to discard" : "choose a card");
-  if (named.length) parts.push(named.map(a => (view.meanings || {})[a] ? `${a}: ${view.meanings[a]}` : a).join("; "));
+  if (named.length) parts.push(named.map(a => (view.meanings || {})[a] ? `${a} (${view.meanings[a]})` : a).join(", "));
   return `Your move (${view.phase}): ${parts.join(" — or ")}`;
 }
 
