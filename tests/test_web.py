@@ -509,6 +509,58 @@ def test_twenty_clients_play_whole_sessions_at_once_against_a_real_server():
         assert session.over and session.totals == totals, body
 
 
+class _Gate:
+    """A bot that thinks until the test lets it: ``armed``, its next move waits for ``release``."""
+
+    armed = threading.Event()
+    entered = threading.Event()
+    release = threading.Event()
+
+
+def _gated_agent(seed=None):
+    from agents.scripted.baselines import RandomAgent
+
+    class Gated(RandomAgent):
+        name = "gated"
+
+        def act(self, observation, action_mask, info):
+            if _Gate.armed.is_set():
+                _Gate.entered.set()
+                _Gate.release.wait(timeout=120)
+            return super().act(observation, action_mask, info)
+
+    return Gated(seed=seed)
+
+
+def test_a_slow_bot_holds_up_only_its_own_table(monkeypatch):
+    """While a bot of one table thinks (here: until released), that table answers 429 and the others play on."""
+    from agents import base
+
+    monkeypatch.setitem(base._EXTRA, "gated", (_gated_agent, "a bot that waits for the test"))
+    for event in (_Gate.armed, _Gate.entered, _Gate.release):
+        event.clear()
+    slow: dict[int, Any] = {}
+    with running(create_app(Settings())) as base_url, httpx.Client(base_url=base_url, timeout=120) as h:
+        made = h.post("/api/tables", json={"seed": 1, "agents": "gated", "deals": 1}).json()
+        tid, token = made["table"], made["token"]
+        _Gate.armed.set()
+        def move() -> None:
+            with httpx.Client(base_url=base_url, timeout=120) as own:
+                slow[0] = own.post(f"/api/tables/{tid}/act", json={"token": token, "action": made["view"]["legal"][0]})
+
+        mover = threading.Thread(target=move)
+        mover.start()
+        assert _Gate.entered.wait(timeout=60)  # the bot is thinking inside that request
+        busy = h.get(f"/api/tables/{tid}", params={"token": token})
+        assert busy.status_code == 429
+        _client_session(base_url, 3, slow)  # another table plays a whole session meanwhile
+        assert not isinstance(slow[3], BaseException), slow[3]
+        assert mover.is_alive()  # the slow table's request still waits for its bot
+        _Gate.release.set()
+        mover.join(timeout=60)
+    assert slow[0].status_code == 200
+
+
 # ---------------------------------------------------------------------- the command
 def test_mauscheln_serve_refuses_bad_flags_and_a_busy_port(capsys):
     assert serve_main(["--port", "70000"]) == 2

@@ -52,6 +52,14 @@ from mauscheln.web.tables import (
 )
 
 log = logging.getLogger("mauscheln.web")
+PAGE_HEADERS = {  # the table page: its own script and style only; no framing; the token stays out of referrers
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; "
+                               "form-action 'self'",
+    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+INLINE_HEADERS = {  # the viewer and error pages carry their script, style and data inline and fetch nothing
+    "Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                               "img-src data:; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 ACT_KEYS = ("token", "action")
 API_ROUTES = ("GET /api/options", "POST /api/tables", "GET /api/tables/{table}", "POST /api/tables/{table}/act",
               "GET /api/tables/{table}/replay")
@@ -133,20 +141,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     # ------------------------------------------------------------------ pages
     async def index(request: Request) -> Response:
-        return HTMLResponse((static / "index.html").read_text(encoding="utf-8"))
+        return HTMLResponse((static / "index.html").read_text(encoding="utf-8"), headers=PAGE_HEADERS)
 
     async def replay_page(request: Request) -> Response:
         table = store.get(request.path_params["table"], token_of(request))
         replay = await with_table(table, table.replay)
-        return HTMLResponse(pages.session_page(table.game, replay, table.id))
+        return HTMLResponse(pages.session_page(table.game, replay, table.id), headers=INLINE_HEADERS)
 
     async def records_page(request: Request) -> Response:
         record, deal = request.query_params.get("record"), request.query_params.get("deal")
         if record is None:
             if deal is not None:
                 raise WebError(422, "deal needs a record; allowed: /replay?record=TABLE/AGENT&deal=K")
-            return HTMLResponse(await in_thread(lambda: pages.records_index(settings.db)))
-        return HTMLResponse(await in_thread(lambda: pages.record_page(settings.db, record, deal)))
+            return HTMLResponse(await in_thread(lambda: pages.records_index(settings.db)), headers=INLINE_HEADERS)
+        return HTMLResponse(await in_thread(lambda: pages.record_page(settings.db, record, deal)),
+                            headers=INLINE_HEADERS)
 
     # ------------------------------------------------------------------ errors
     def refusal(request: Request, status: int, message: str, extra: dict[str, Any] | None = None,
@@ -154,7 +163,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": message, "status": status, **(extra or {})}, status_code=status,
                                 headers=headers)
-        return HTMLResponse(pages.error_page(status, message), status_code=status, headers=headers)
+        return HTMLResponse(pages.error_page(status, message), status_code=status,
+                            headers={**INLINE_HEADERS, **(headers or {})})
 
     async def on_web_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, WebError)
