@@ -597,3 +597,26 @@ def test_mauscheln_serve_starts_answers_and_stops():
             if proc.poll() is None:
                 proc.kill()
     assert proc.returncode == 0
+
+
+def test_the_documented_commands_and_flags_are_the_commands():
+    """Every ``mauscheln serve`` line of docs/web.md and the README parses, and the flag table names every flag."""
+    import shlex
+    from pathlib import Path
+
+    from mauscheln.web.serve import build_parser
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "web.md").read_text(encoding="utf-8")
+    lines = 0
+    for text in (page, (root / "README.md").read_text(encoding="utf-8")):
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+            for line in block.splitlines():
+                words = shlex.split(line, comments=True)
+                if words[:2] == ["mauscheln", "serve"]:
+                    build_parser().parse_args(words[2:])
+                    lines += 1
+    assert lines >= 3
+    flags = {a.option_strings[0] for a in build_parser()._actions if a.option_strings and a.dest != "help"}
+    documented = set(re.findall(r"^\| `(--[a-z-]+)", page, re.M))
+    assert documented == flags
