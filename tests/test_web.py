@@ -434,6 +434,10 @@ def test_a_benchmark_records_games_open_in_the_viewer(tmp_path):
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', page.text, re.S).group(1))
     games = next(iter(data["tables"][0]["games"].values()))
     assert list(games["deals"]) == ["1"] and len(games["deals"]["1"]) == 8
+    first = c.get("/replay", params={"record": "mauscheln_4p/expert"})
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', first.text, re.S).group(1))
+    assert sorted(next(iter(data["tables"][0]["games"].values()))["deals"]) == ["0", "1", "2"]
+    assert "record=mauscheln_4p%2Fexpert&amp;deal=9" in first.text  # every other kept deal is a link
     r = c.get("/replay", params={"record": "mauscheln_4p/expert", "deal": "900"})
     assert r.status_code == 404 and "keeps the games of deals 0..9 only" in r.text
 

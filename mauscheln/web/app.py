@@ -2,17 +2,17 @@
 
 Routes (``docs/web.md`` shows a session through them):
 
-=========================================  ===================================================================
-``GET /``                                  the page: choose a table, then play it
-``GET /api/options``                       rulesets, presets, agents and the server's bounds
-``POST /api/tables``                       ``{ruleset, players, seat, agents, seed, deals, rules}`` ->
-                                           ``{table, token, view}``
-``GET /api/tables/{table}?token=T``        the seat's view
-``POST /api/tables/{table}/act``           ``{token, action}`` -> the new view
-``GET /api/tables/{table}/replay?token=T`` the finished session with every hand (JSON)
-``GET /tables/{table}/replay?token=T``     the same in the replay viewer
-``GET /replay``                            the benchmark records; ``?record=TABLE/AGENT[&deal=K]`` their games
-=========================================  ===================================================================
+============================================  ==================================================================
+``GET /``                                     the page: choose a table, then play it
+``GET /api/options``                          rulesets, presets, agents and the server's bounds
+``POST /api/tables``                          ``{ruleset, players, seat, agents, seed, deals, rules}`` ->
+                                              ``{table, token, view}``
+``GET /api/tables/{table}?token=T``           the seat's view
+``POST /api/tables/{table}/act``              ``{token, action}`` -> the new view
+``GET /api/tables/{table}/replay?token=T``    the finished session with every hand (JSON)
+``GET /tables/{table}/replay?token=T``        the same in the replay viewer
+``GET /replay``                               the benchmark records; ``?record=TABLE/AGENT[&deal=K]`` their games
+============================================  ==================================================================
 
 A token may also come as ``Authorization: Bearer T`` or, in a POST, as ``token`` in
 the body. Every refusal is a JSON object ``{"error": message, "status": code, ...}``
@@ -102,12 +102,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         new = parse_new_table(body, settings)
         store.reserve()
         table = None
+
+        def build() -> tuple[WebTable, dict[str, Any]]:
+            made = WebTable.open(new, settings, store.clock())
+            return made, made.view()
+
         try:
-            table = await in_thread(lambda: WebTable.open(new, settings, store.clock()))
+            table, view = await in_thread(build)
         finally:
             store.add(table)
-        with table.lock:
-            view = table.view()
         return JSONResponse({"table": table.id, "token": table.token, "view": view}, status_code=201)
 
     async def show(request: Request) -> Response:

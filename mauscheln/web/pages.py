@@ -5,8 +5,8 @@ A finished session and a benchmark record's kept games are shown with
 report`` (the same script and data). The records are those the leaderboard reads
 (:func:`agents.bench.leaderboard.records_of`: the shipped ones and the database's);
 a record is named ``TABLE/AGENT`` (the agent's key, as the leaderboard shows it), and
-only the deals whose games the record kept are shown, so a page never plays a deal
-again.
+only the deals whose games the record kept are shown (the first three, or the one
+asked for), so a page never plays a deal again.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 
 SUITE = "v1"
+FIRST_DEALS = 3
+"""A record's page shows the games of its first kept deals (``&deal=K`` any other kept one), as the report does."""
 _STYLE = ("body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:900px}"
           "li{margin:.2em 0}code{background:#f3f3f3;padding:0 .2em}.note{color:#555;font-size:.9em}")
 
@@ -72,7 +74,7 @@ def records_index(db: str | None) -> str:
     for table in tables_of(SUITE):
         keys = sorted({_agent_key(r) for r in _records(db, table)})
         if keys:
-            links = ", ".join(f'<a href="/replay?{urlencode({"record": f"{table}/{k}"}, quote_via=quote)}">'
+            links = ", ".join(f'<a href="/replay?{_esc(urlencode({"record": f"{table}/{k}"}, quote_via=quote))}">'
                               f"{_esc(k)}</a>" for k in keys)
             items.append(f"<li><b>{_esc(table)}</b>: {links}</li>")
     body = ("<h1>Replays of benchmark games</h1><p class=\"note\">Each record of the benchmark (suite "
@@ -97,7 +99,7 @@ def record_page(db: str | None, record: str, deal: str | None) -> str:
     rec = found[-1]  # the latest submission of that agent
     kept = max((len(p.get("replays") or []) + int(p.get("first_deal", 0)) for p in rec.get("pairs") or []),
                default=0)
-    deals = list(range(kept))
+    deals = list(range(min(kept, FIRST_DEALS)))
     if deal is not None:
         if not (deal.isascii() and deal.isdigit()) or not any(
                 int(p.get("first_deal", 0)) <= int(deal) < int(p.get("first_deal", 0)) + len(p.get("replays") or [])
@@ -112,7 +114,10 @@ def record_page(db: str | None, record: str, deal: str | None) -> str:
         raise WebError(503, f"the games of {record} cannot be replayed here: {exc}") from exc
     data = {"tables": [{"table": table, "ruleset": deal_set.ruleset, "players": deal_set.players,
                         "legend": table_legend(deal_set.game), "games": games}]}
-    intro = (f'<p class="note">The games {_esc(agent)} played on {_esc(table)} that its record kept: choose the '
-             'opponent, the deal, the format and the lone seat, and the seat whose view to show. '
+    links = " ".join(f'<a href="/replay?{_esc(urlencode({"record": record, "deal": k}, quote_via=quote))}">{k}</a>'
+                     for k in range(kept))
+    intro = (f'<p class="note">The games {_esc(agent)} played on {_esc(table)} that its record kept (deals '
+             f'{_esc(", ".join(map(str, deals)))} here): choose the opponent, the deal, the format and the lone seat, '
+             f'and the seat whose view to show. One deal of those kept: {links}. '
              '<a href="/replay">All records</a> · <a href="/">Play</a></p>')
     return render_viewer_html(data, title=f"Replays: {agent} on {table}", intro_html=intro)
