@@ -65,7 +65,7 @@ autodoc_preserve_defaults = True
 autodoc_mock_imports = [
     "torch", "tensordict", "torchrl", "tianshou", "ray", "open_spiel",
     "stable_baselines3", "sb3_contrib", "safetensors", "onnxruntime", "onnx", "onnxscript", "matplotlib",
-    "tensorboard", "tyro", "tqdm", "selenium", "pexpect", "httpx",
+    "tensorboard", "tyro", "tqdm", "selenium", "pexpect", "httpx", "starlette", "uvicorn", "anyio",
 ]
 
 # OpenSpiel's module-level constants are read at import (``int(pyspiel.PlayerId.CHANCE)``): the mocked
