@@ -256,6 +256,8 @@ function render(view) {
   if (!view.hand.length) hand.appendChild(el("span", {"class": "note"}, view.over ? "—" : "no cards yet"));
   const marked = $("discards"); marked.innerHTML = "";
   $("discards-box").hidden = !view.discards.length;
+  $("discards-caption").textContent = ["decide", "exchange"].includes(view.phase) ? "marked to discard" :
+    "your discards this deal";
   for (const code of view.discards) {
     const b = cardFace(code, legal.has(code) ? "button" : "div", true);
     if (legal.has(code)) { b.classList.add("legal"); b.onclick = () => act(code); S.keys.push(code); addKey(b); }
