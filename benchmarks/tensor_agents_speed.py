@@ -31,11 +31,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents import MatchRunner, agent_seed  # noqa: E402
+from agents.evaluation.charts import pyplot, save_png  # noqa: E402
 from agents.scripted.baselines import BeginnerAgent, ExpertAgent, RandomAgent  # noqa: E402
 from agents.tensor import tensor_agent  # noqa: E402
 from mauscheln_env import Game, make_config  # noqa: E402
 from mauscheln_env.config import RULESETS  # noqa: E402
-from mauscheln_env.files import atomic_write, atomic_write_text, strict_json  # noqa: E402
+from mauscheln_env.files import atomic_write_text, strict_json  # noqa: E402
 
 LEVELS = {"beginner": BeginnerAgent, "expert": ExpertAgent}
 
@@ -90,12 +91,11 @@ def time_tensor(game: Game, level: str, decisions: list, batch: int, threads: in
         torch.set_num_threads(before)
 
 
-def chart(rows: list[dict], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def chart(rows: list[dict], path: Path, title: str) -> bool:
+    """The speed chart as a PNG at ``path``; False (no chart) without matplotlib."""
+    plt = pyplot()
+    if plt is None:
+        return False
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=False)
     for ax, level in zip(axes, LEVELS):
         mine = [r for r in rows if r["level"] == level]
@@ -118,8 +118,8 @@ def chart(rows: list[dict], path: Path, title: str) -> None:
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
-    plt.close(fig)
+    save_png(fig, path)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,10 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     title = (f"tensor agents vs Python agents, default tables, batches of {args.batch}, "
              f"{args.decisions} decisions per ruleset, {stamp}")
     atomic_write_text(args.out.with_suffix(".json"), strict_json({"title": title, "rows": rows}, indent=2))
-    try:
-        chart(rows, args.out, title)
+    if chart(rows, args.out, title):
         print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
-    except ImportError:
+    else:
         print(f"wrote {args.out.with_suffix('.json')} (matplotlib is not installed: no chart)")
     return 0
 

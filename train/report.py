@@ -13,13 +13,11 @@ reference engine.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 from agents.evaluation.duplicate import Settings, evaluate_pair
 from mauscheln_env.config import RuleConfig
-from mauscheln_env.files import atomic_write
 from mauscheln_env.ruleargs import options_of
 
 
@@ -62,24 +60,6 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
 
 def write_chart(rows: list[dict[str, Any]], path: Path, title: str) -> str | None:
     """A chart of the advantage per opponent and format with its 95 % interval; None without matplotlib."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return None
-    import matplotlib
+    from agents.evaluation.charts import advantage_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
-    labels = [f"vs {r['opponent']}: {r['format']}" for r in rows]
-    means = [r["mean"] for r in rows]
-    errs = [[r["mean"] - r["low"] for r in rows], [r["high"] - r["mean"] for r in rows]]
-    ax.errorbar(means, range(len(rows)), xerr=errs, fmt="o", capsize=3)
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_yticks(range(len(rows)), labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("advantage of the policy, chips per deal (95% interval)")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
-    plt.close(fig)
-    return str(path)
+    return advantage_chart(rows, path, title)

@@ -30,8 +30,6 @@ from __future__ import annotations
 import base64
 import datetime
 import html
-import importlib.util
-import io
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -39,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.bench.decks import load_deal_set
-from agents.bench.leaderboard import Board, board_markdown, boards, interval_text, open_view, view_records
+from agents.bench.leaderboard import board_markdown, boards, interval_text, open_view, view_records
 from agents.bench.replay import ReplayError, game_replay, replay_deal, table_legend
 from agents.bench.run import AgentId
+from agents.evaluation.charts import board_chart
 from agents.evaluation.match import FORMATS, game_order
 from mauscheln_env.files import atomic_write, atomic_write_text, finite_or_none, strict_json
 
@@ -91,48 +90,6 @@ def collect_replays(records: Sequence[dict[str, Any]], deals: Sequence[int], ext
     return {k: v for k, v in out.items() if v["deals"]}
 
 
-def chart_png(board: Board) -> bytes | None:
-    """Ratings with their 95 % intervals and the cross-table of advantages, as a PNG (None without matplotlib)."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    entries = board.entries[::-1]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 0.5 * len(entries) + 2.2))
-    names = [e.agent for e in entries]
-    elo = [e.elo for e in entries]
-    err = np.array([[e.elo - e.low if math.isfinite(e.low) else 0 for e in entries],
-                    [e.high - e.elo if math.isfinite(e.high) else 0 for e in entries]])
-    ax1.barh(names, elo, xerr=err, color="tab:blue", capsize=3)
-    ax1.axvline(0, color="grey", lw=0.8)
-    ax1.set_xlabel("Elo (Bradley-Terry, centred), 95% interval")
-    ax1.tick_params(axis="y", labelsize=8)
-    order = [e.agent for e in board.entries]
-    grid = np.full((len(order), len(order)), np.nan)
-    for p in board.pairs:
-        i, j = order.index(p.candidate), order.index(p.baseline)
-        grid[i, j], grid[j, i] = p.advantage.mean, -p.advantage.mean
-    lim = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
-    im = ax2.imshow(grid, cmap="RdBu", vmin=-lim, vmax=lim)
-    ax2.set_xticks(range(len(order)), [a[:18] for a in order], rotation=45, ha="right", fontsize=7)
-    ax2.set_yticks(range(len(order)), [a[:18] for a in order], fontsize=7)
-    for i in range(len(order)):
-        for j in range(len(order)):
-            if np.isfinite(grid[i, j]):
-                ax2.text(j, i, f"{grid[i, j]:+.2f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax2, label="row's advantage, chips per deal")
-    fig.suptitle(f"{board.table} (suite {board.suite})")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=100, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def build_report(db: str | Path | None = None, suite: str = "v1", tables: Sequence[str] | None = None,
                  replay_deals: int = 3, extra_deals: Sequence[int] = (),
                  log: Callable[[str], None] | None = None, *, shipped: bool = True,
@@ -149,7 +106,7 @@ def build_report(db: str | Path | None = None, suite: str = "v1", tables: Sequen
         for board in boards(view, tables):
             deal_set = load_deal_set(suite, board.table)
             games = collect_replays(view_records(view, board.table), list(range(replay_deals)), extra_deals, log)
-            png = chart_png(board)
+            png = board_chart(board)
             if png is not None:
                 charts[board.table] = png
             data["tables"].append({

@@ -141,11 +141,7 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
                note: str = "") -> Path:
     docs.mkdir(parents=True, exist_ok=True)
     chart = docs / f"{ruleset}.png"
-    have_chart = True
-    try:
-        tournament_chart(t.ratings, t.pairs, _settings_line(t), chart)
-    except ImportError:
-        have_chart = False
+    have_chart = tournament_chart(t.ratings, t.pairs, _settings_line(t), chart) is not None
     s = t.settings
     options = dict(s.get("rule_options") or [])
     lines = [
