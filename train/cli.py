@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -56,16 +57,25 @@ def tyro_cli(cls: type[T], argv: list[str], *, prog: str, description: str, defa
 
 def run_job(prog: str, job: Callable[[], dict[str, Any]]) -> int:
     """Run ``job()`` (a training job returning its summary) as a command: exit 0, 2 with one line for a user's
-    mistake (bad configuration, run directory or checkpoint; no traceback), 130 when interrupted."""
+    mistake (bad configuration, run directory or checkpoint; no traceback), 130 when interrupted, the launcher's
+    code with one line when a rank of a data-parallel run failed. The ranks of a launched run other than rank 0
+    say nothing of a mistake or an interrupt: rank 0 says it."""
+    from train.ppo.distributed import RanksFailed
     from train.ppo.interrupt import TrainingInterrupted
 
+    said_by_rank_zero = os.environ.get("RANK", "0") != "0"  # a launched rank of a data-parallel run, not rank 0
     try:
         summary = job()
     except MauschelnError as exc:
-        return report(prog, exc)
+        return 2 if said_by_rank_zero else report(prog, exc)
     except (TrainingInterrupted, KeyboardInterrupt) as exc:
-        print(f"{newline_after_ctrl_c()}{prog}: {exc or 'interrupted'}", file=sys.stderr)
+        if not said_by_rank_zero:
+            print(f"{newline_after_ctrl_c()}{prog}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
+    except RanksFailed as exc:  # the launched ranks failed; rank 0 may have said why already
+        if str(exc):
+            print(f"{prog}: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
     return 130 if summary.get("interrupted") else 0
 
 

@@ -13,7 +13,11 @@ the loop that calls them, in this order:
 * :mod:`~train.ppo.logs`: TensorBoard scalars and the lines printed per update;
 * :mod:`~train.ppo.checkpoint`: checkpoints written atomically and read back with every file checked;
 * :mod:`~train.ppo.evaluation`: duplicate evaluation during and after training;
-* :mod:`~train.ppo.interrupt`: Ctrl-C finishes the update, writes a checkpoint and says how to resume.
+* :mod:`~train.ppo.interrupt`: Ctrl-C finishes the update, writes a checkpoint and says how to resume;
+* :mod:`~train.ppo.distributed`: data parallelism on torch.distributed: the ranks of a run, their shared steps,
+  the local launcher of ``--nproc``;
+* :mod:`~train.ppo.cluster`: Ray Train as the launcher on a Ray cluster (``--ray-address``);
+* :mod:`~train.ppo.profile`: where an update's time goes (``--profile``).
 """
 
 PROG = "mauscheln train"

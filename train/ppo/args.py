@@ -43,8 +43,9 @@ SYNTAX = (
 )
 BASE_KEY = "base"
 """The key of a training config that names the config it starts from."""
-KEPT_ON_RESUME = ("resume", "max_updates", "max_minutes")
-"""The options a resumed run takes from its command line; every other comes from the run's config.yaml."""
+KEPT_ON_RESUME = ("resume", "max_updates", "max_minutes", "nproc", "ray_address", "check_sync", "profile")
+"""The options a resumed run takes from its command line (how far to go, how it is launched, what it checks and
+prints); every other comes from the run's config.yaml."""
 
 
 # ---------------------------------------------------------------------------- reading options
@@ -63,8 +64,9 @@ def parse_command_line(cls: type[A], argv: list[str] | None, description: str) -
         changed = [f.name for f in dataclasses.fields(cls) if f.name not in KEPT_ON_RESUME
                    and getattr(args, f.name) != getattr(cls(), f.name)]
         if changed:
+            kept = ", ".join("--" + name.replace("_", "-") for name in KEPT_ON_RESUME if name != "resume")
             raise ConfigError(f"--resume continues a run as its config.yaml says; {', '.join(changed)} cannot be "
-                              "changed (allowed with --resume: --max-updates, --max-minutes)")
+                              f"changed (allowed with --resume: {kept})")
     check_args(args)
     return args
 
@@ -199,7 +201,11 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "backend": _choice("batched", "reference"),
     "compile_env": _flag(),
     "device": _text(),
-    "threads": _whole(1, 1024),
+    "threads": _whole(1, 1024, none=True),
+    "nproc": _whole(1, 1024, none=True),
+    "ray_address": _text(none=True),
+    "check_sync": _flag(),
+    "profile": _flag(),
     "total_decisions": _whole(1),
     "num_envs": _whole(1, 1 << 22),
     "num_steps": _whole(1, 1 << 20),

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from agents.learned import PolicyNet, save_policy
+from agents.learned import CheckpointError, PolicyNet, save_policy
 from mauscheln_env.engine import Game
 from mauscheln_env.files import atomic_write_text, strict_json
 
@@ -31,8 +31,12 @@ if TYPE_CHECKING:
 
 
 def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch.optim.Optimizer,
-                    game: Game, args: Args, pool: list[dict[str, torch.Tensor]], stats: dict[str, Any]) -> Path:
+                    game: Game, args: Args, pool: list[dict[str, torch.Tensor]], stats: dict[str, Any],
+                    world_size: int = 1) -> Path:
     """Write ``checkpoints/update_XXXXXX/`` atomically (temporary folder, then a rename), then point ``latest`` at it.
+
+    The policy's metadata records the number of ranks that trained the run (``world_size``): a run continues
+    exactly only on as many (:class:`WorldSizeError`).
 
     Non-finite weights are refused (:class:`~agents.learned.CheckpointError`) before anything is written.
     """
@@ -46,7 +50,8 @@ def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch
     final = ckpt_root / f"update_{update:06d}"
     tmp = Path(tempfile.mkdtemp(dir=ckpt_root, prefix=".tmp_"))
     try:
-        save_policy(tmp / "policy.safetensors", net, game, extra={"update": update, "args": dataclasses.asdict(args)})
+        save_policy(tmp / "policy.safetensors", net, game,
+                    extra={"update": update, "args": dataclasses.asdict(args), "world_size": world_size})
         opt_tensors, opt_meta = _flatten_optimizer(optimizer)
         save_file(opt_tensors, str(tmp / "optimizer.safetensors"), metadata={"state": strict_json(opt_meta)})
         pool_tensors = {f"{i}.{k}": v.contiguous() for i, sd in enumerate(pool) for k, v in sd.items()}
@@ -106,18 +111,20 @@ def _read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, st
         raise CheckpointError(f"{path} is not a readable safetensors file: {exc}") from exc
 
 
-def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game
-                    ) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
+def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game,
+                    world_size: int = 1) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
     """Restore the last checkpoint of ``run_dir``; returns (update, pool, stats).
 
     Every file is checked (the ``latest`` pointer stays inside the run; the policy fits this game and network;
     the optimizer state, the pool snapshots and the trainer state have the shapes and types this run needs)
-    and anything wrong raises :class:`~agents.learned.CheckpointError` naming the file.
+    and anything wrong raises :class:`~agents.learned.CheckpointError` naming the file; a checkpoint written
+    by another number of ranks than ``world_size`` raises :class:`WorldSizeError`.
     """
     from agents.learned import CheckpointError, check_compatible, latest_checkpoint, read_policy
 
     ckpt = latest_checkpoint(run_dir)
     loaded, layout, extra = read_policy(ckpt / "policy.safetensors")
+    check_world_size(run_dir, ckpt, extra, world_size)
     check_compatible(layout, game, str(ckpt))
     if loaded.spec != net.spec:
         raise CheckpointError(f"{ckpt} holds a network of shape {loaded.spec}, this run builds {net.spec}")
@@ -190,6 +197,38 @@ def load_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimi
         raise CheckpointError(f"{path} is not an optimizer state of this run: {exc}") from exc
     net.load_state_dict(loaded.state_dict())
     return update, pool, stats
+
+
+class WorldSizeError(CheckpointError):
+    """A run resumed on another number of ranks than it was trained with."""
+
+
+def recorded_world_size(run_dir: Path) -> int:
+    """The number of ranks that wrote the run's last checkpoint (1 for a checkpoint that does not say)."""
+    from agents.learned import latest_checkpoint, read_policy
+
+    ckpt = latest_checkpoint(run_dir)
+    return _world_size_of(ckpt, read_policy(ckpt / "policy.safetensors")[2])
+
+
+def _world_size_of(ckpt: Path, extra: dict[str, Any]) -> int:
+    size = extra.get("world_size", 1)
+    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 1024:
+        raise CheckpointError(f"{ckpt / 'policy.safetensors'}: extra world_size={size!r}; allowed: a whole number "
+                              "1..1024")
+    return size
+
+
+def check_world_size(run_dir: Path, ckpt: Path, extra: dict[str, Any], world_size: int) -> None:
+    """Refuse to continue a run on another number of ranks than wrote its checkpoint ``ckpt``: each rank's
+    sessions and seed stream depend on the number of ranks, so another number would not continue the same run."""
+    recorded = _world_size_of(ckpt, extra)
+    if recorded != world_size:
+        raise WorldSizeError(
+            f"{run_dir} was trained by {recorded} rank{'s' if recorded > 1 else ''} ({ckpt.name} records world size "
+            f"{recorded}) and continues exactly only on as many (each rank's sessions and seeds depend on the number "
+            f"of ranks); this launch has {world_size}; allowed: --nproc {recorded}"
+            + (f" (or torchrun / Ray with {recorded} processes in all)" if recorded > 1 else " (one process)"))
 
 
 def latest_checkpoint_name(run_dir: Path) -> str | None:

@@ -10,32 +10,40 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
 from agents.learned import PolicyNet, masked_distribution, sample_actions
+from train.ppo.distributed import World
 from train.ppo.rollout import Storage, critic_input
-from train.ppo.seeds import seed_for
+from train.ppo.seeds import device_generator, seed_for
 
 if TYPE_CHECKING:
     from train.ppo_selfplay import Args
 
 
 def imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimizer: torch.optim.Optimizer,
-                    update: int, storage: Storage, student: float = 0.0) -> tuple[int, dict[str, float]]:
+                    update: int, storage: Storage, student: float = 0.0, seed: int | None = None,
+                    world: World | None = None) -> tuple[int, dict[str, float]]:
     """One update of behaviour cloning: fresh sessions in which ``teacher`` plays every seat for ``num_steps``
     steps (in a ``student`` share of them, drawn per session, the network plays instead, sampling its policy,
     and the teacher only names its choice: DAgger), then ``update_epochs`` epochs of ``num_minibatches``
     minibatches over every decision. The actor learns the teacher's choice (masked cross-entropy over the
     decisions with a choice), the critic the acting seat's return from that decision to its session's end
     (``reward_scale``, undiscounted) wherever the session ended within the update. Returns the decisions stepped and the last epoch's losses and agreement (the share
-    of decisions with a choice where the network's likeliest action is the teacher's)."""
-    st = storage
-    B, T, device = args.num_envs, args.num_steps, st.obs.device
-    gen = torch.Generator(device="cpu").manual_seed(seed_for(args.seed, update, 1))
+    of decisions with a choice where the network's likeliest action is the teacher's).
+
+    ``seed`` is the root of this rank's streams (default ``args.seed``); on several ranks (``world``) each rank
+    plays its own sessions (``storage`` holds this rank's) and every step uses the gradient averaged over the
+    ranks; the returned losses are this rank's."""
+    st, world = storage, world or World()
+    seed = args.seed if seed is None else seed
+    B, T, device = st.obs.shape[1], args.num_steps, st.obs.device
+    gen = torch.Generator(device="cpu").manual_seed(seed_for(seed, update, 1))
+    on_device = device_generator(seed, update, device)
+    sampler = gen if on_device is None else on_device  # the network's own samples (DAgger)
     if hasattr(teacher, "generator"):
-        teacher.generator.manual_seed(seed_for(args.seed, update, 7))
-    obs, mask, to_act = envs.reset(seed=seed_for(args.seed, update, 3))
+        teacher.generator.manual_seed(seed_for(seed, update, 7))
+    obs, mask, to_act = envs.reset(seed=seed_for(seed, update, 3))
     by_student = (torch.rand(B, generator=gen) < student).to(device) if student > 0 else None  # sessions it plays
     net.eval()
     for t in range(T):
@@ -44,7 +52,7 @@ def imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimiz
             action = teacher.act(obs, mask)
             played = action
             if by_student is not None:
-                own = sample_actions(net.logits_of(x, trump, mask), gen if device.type == "cpu" else None)
+                own = sample_actions(net.logits_of(x, trump, mask), sampler)
                 played = torch.where(by_student, own, action)
         st.obs[t], st.mask[t], st.act[t], st.seat[t] = x, mask, action, to_act.to(device)
         if trump is not None:
@@ -83,13 +91,11 @@ def imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimiz
             value = net.value_of(flat_critic[idx])
             vl = 0.5 * (((value - flat_ret[idx]) ** 2) * mb_has).sum() / mb_has.sum().clamp(min=1)
             loss = pl + args.vf_coef * vl
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-            optimizer.step()
+            world.gradient_step(net, optimizer, loss, int(idx.numel()), args.max_grad_norm)
             with torch.no_grad():
                 agree = ((logits.argmax(1) == flat_act[idx]).float() * mb_choice).sum() / mb_choice.sum().clamp(min=1)
                 ent = (entropy * mb_choice).sum() / mb_choice.sum().clamp(min=1)
-            losses.append((pl.item(), vl.item(), agree.item(), ent.item()))
-        out = dict(zip(("policy_loss", "value_loss", "agreement", "entropy"), (float(np.mean(c)) for c in zip(*losses))))
+            losses.append(torch.stack([pl.detach(), vl.detach(), agree, ent]))  # read back once per epoch
+        out = dict(zip(("policy_loss", "value_loss", "agreement", "entropy"),
+                       torch.stack(losses).double().mean(0).tolist()))
     return T * B, out

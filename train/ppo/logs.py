@@ -17,7 +17,7 @@ import torch
 from mauscheln_env.engine import Game
 
 if TYPE_CHECKING:
-    from train.ppo.rollout import Rollout
+    from train.ppo.rollout import Rollout, RolloutTotals
     from train.ppo.setup import Run
     from train.ppo.update import UpdateStats
     from train.ppo_selfplay import Args
@@ -42,18 +42,19 @@ def log_imitation(run: Run, update: int, kept: int, losses: dict[str, float], st
 
 
 def log_ppo_update(run: Run, update: int, rollout: Rollout, stats: UpdateStats, pool_scores: list[float],
-                   kept: int, seconds: float) -> None:
-    """A PPO update: the rollout's speed and rewards, the losses, the phase rates and the pool's scores (these
-    at the decisions before the update, the rest after it)."""
+                   totals: RolloutTotals, seconds: float) -> None:
+    """A PPO update: the rollout's speed and rewards (over every rank), the losses and phase rates (rank 0's
+    decisions), and the pool's scores (these at the decisions before the update, the rest after it)."""
     args, writer, step = run.args, run.writer, run.decisions
+    kept = totals.kept
     for k, score in enumerate(pool_scores):
         writer.add_scalar(f"pool/learner_chips_per_deal_vs_snapshot_{k}", score, step - kept)
     writer.add_scalar("charts/learning_rate", run.optimizer.param_groups[0]["lr"], step)
     writer.add_scalar("charts/decisions_per_second", kept / seconds, step)
-    writer.add_scalar("charts/stepped_decisions_per_second", rollout.steps * args.num_envs / seconds, step)
+    writer.add_scalar("charts/stepped_decisions_per_second", totals.stepped / seconds, step)
     writer.add_scalar("charts/finish_steps", rollout.steps - args.num_steps, step)
     writer.add_scalar("charts/learner_decisions", stats.learner_decisions, step)
-    writer.add_scalar("charts/chips_per_seat_per_rollout", float(rollout.chips_won.mean()), step)
+    writer.add_scalar("charts/chips_per_seat_per_rollout", totals.chips_per_seat, step)
     writer.add_scalar("losses/policy_loss", stats.policy_loss, step)
     writer.add_scalar("losses/value_loss", stats.value_loss, step)
     writer.add_scalar("losses/entropy", stats.entropy, step)
@@ -71,10 +72,12 @@ def log_ppo_update(run: Run, update: int, rollout: Rollout, stats: UpdateStats, 
 
 
 def print_throughput(run: Run, summary: dict[str, Any]) -> None:
-    """The run's last lines: decisions per second end to end (and per CPU second), and where the logs are."""
-    args = run.args
+    """The run's last lines: decisions per second end to end over every rank (and per CPU second), and where the
+    logs are."""
+    args, ranks = run.args, run.world.size
+    on = f"{run.threads} threads" + (f" on each of {ranks} ranks" if ranks > 1 else "")
     print(f"\ntraining throughput: {summary['decisions_per_second']:,.0f} decisions/s end to end "
-          f"({args.backend} backend, {args.num_envs} sessions, {args.threads} threads; "
+          f"({args.backend} backend, {args.num_envs} sessions, {on}; "
           f"{summary['decisions_per_cpu_second']:,.0f} per CPU second)")
     print(f"run directory: {run.run_dir}\ntensorboard --logdir {run.run_dir}")
 
@@ -114,8 +117,9 @@ class PhaseStats:
         n, a = self.game.n, self.game.num_actions
         cell = (action * n + position) * 3 + bucket
         for k, name in self.phases:  # one count per (action, position, pot bucket), summed on the tensors
-            sel = learner & has_phase & (phase == k)
-            counts = torch.bincount(cell[sel], minlength=a * n * 3).view(a, n, 3)
+            sel = learner & has_phase & (phase == k)  # counted by weight, not selected: no read-back on CUDA
+            counts = torch.zeros(a * n * 3, dtype=torch.long, device=cell.device).index_add_(
+                0, cell, sel.long()).view(a, n, 3)
             if name in self.counts:
                 self.counts[name] += counts
             else:

@@ -91,8 +91,10 @@ def assign(rng: np.random.Generator, count: int, n: int, args: Args, pool: int, 
     return out
 
 
-def baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
-    """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat."""
+def baseline_players(args: Args, game: Game, device: torch.device, seed: int | None = None) -> list[Any]:
+    """Scripted opponents: a tensor policy (``act(obs, mask)``) where one exists, else one agent per seat; their
+    draws come from ``seed`` (this rank's root; default ``args.seed``)."""
+    seed = args.seed if seed is None else seed
     from agents.base import make_agent, parse_agent_spec
     from agents.tensor import batched_opponent, has_tensor_form
     from agents.views import EnvView
@@ -101,11 +103,11 @@ def baseline_players(args: Args, game: Game, device: torch.device) -> list[Any]:
     for k, spec in enumerate(args.baseline_opponents):
         name, params = parse_agent_spec(spec)
         if has_tensor_form(name):
-            players.append(batched_opponent(name, game, device, seed=seed_for(args.seed, 7, k), **params))
+            players.append(batched_opponent(name, game, device, seed=seed_for(seed, 7, k), **params))
             continue
         row = []
         for seat in range(game.n):
-            agent = make_agent(name, seed=seed_for(args.seed, 7, k, seat), **params)
+            agent = make_agent(name, seed=seed_for(seed, 7, k, seat), **params)
             agent.setup(game, seat)
             row.append(agent)
         players.append(PythonSeats(row, EnvView(game.config)))

@@ -8,6 +8,7 @@ removes the directory it made. The :class:`Run` it returns holds everything the 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import shutil
 import time
@@ -26,12 +27,14 @@ from mauscheln_env.files import atomic_write_text
 from mauscheln_env.vecenv import make_vector_env
 from train.ppo import PROG
 from train.ppo.args import KEPT_ON_RESUME, check_args, check_device, read_config, rules_config
-from train.ppo.checkpoint import clean_partial_writes, load_checkpoint
+from train.ppo.checkpoint import WorldSizeError, clean_partial_writes, load_checkpoint
+from train.ppo.distributed import World, join_world, launched, shard
 from train.ppo.interrupt import StopOnInterrupt
 from train.ppo.logs import log_hyperparameters
 from train.ppo.opponents import OpponentPool, baseline_players
+from train.ppo.profile import Profile
 from train.ppo.rollout import Storage
-from train.ppo.seeds import seed_for
+from train.ppo.seeds import rank_seed, seed_for
 
 if TYPE_CHECKING:
     from mauscheln_env.config import RuleConfig
@@ -77,6 +80,16 @@ class Run:
     """``time.perf_counter()`` when the updates began."""
     cpu_started: float
     """``time.process_time()`` then."""
+    world: World
+    """This process's rank among the ranks of the run (rank 0 of 1 in one process)."""
+    seed: int
+    """The root of this rank's streams (``seed`` itself on rank 0, :func:`train.ppo.seeds.rank_seed`)."""
+    num_envs: int
+    """The sessions this rank steps (``num_envs / ranks``)."""
+    threads: int
+    """torch threads of this process."""
+    profile: Profile
+    """Where each update's time goes (``--profile``; otherwise every range is a no-op)."""
 
     def stats(self) -> dict[str, Any]:
         """The trainer state a checkpoint keeps besides the tensors."""
@@ -84,62 +97,97 @@ class Run:
 
 
 def start_run(args: Args, stop: StopOnInterrupt) -> Run:
-    """A new run of ``args``, or with ``args.resume`` the stopped run continued from its last checkpoint."""
+    """A new run of ``args``, or with ``args.resume`` the stopped run continued from its last checkpoint.
+
+    In a data-parallel run (:mod:`train.ppo.distributed`) this process joins the other ranks first; rank 0 names
+    the run directory, reads what the run starts from (a resumed checkpoint, a policy to start from, a magnet)
+    and shares it, so that every rank starts from the same state; only rank 0 writes the run directory.
+    """
     check_args(args)
-    args, run_dir = resumed(args) if args.resume else (args, new_run_dir(args))
-    device = check_device(args.device)
-    torch.set_num_threads(args.threads)
+    world = join_world(check_device(args.device))
+    if args.nproc is not None and launched() and args.nproc != world.size:
+        world.decide(lambda: _refuse(f"--nproc {args.nproc} in a launch of {world.size} ranks; allowed: leave --nproc "
+                                     "out under torchrun or Ray (the launch sets the ranks)"))
+    args, run_dir = world.decide(lambda: resumed(args) if args.resume else (args, new_run_dir(args)))
+    device = world.device if world.size > 1 else check_device(args.device)
+    threads = args.threads or (1 if world.size > 1 else 2)
+    torch.set_num_threads(threads)
     torch.manual_seed(args.seed)
     config = rules_config(args)
     game = Game(config)
+    B = world.decide(lambda: shard(args.num_envs, world.size))  # this rank's sessions
+    seed = rank_seed(args.seed, world.rank)  # the root of this rank's streams
     # The batched engine may hand out its internal buffers (copy=False): the rollout copies them into storage.
     env_kwargs = {"copy": False, "compile": args.compile_env} if args.backend == "batched" else {}
     if args.backend == "batched":
         keep_freed_memory()  # every step allocates and frees the same large blocks
-    envs = make_vector_env(config, args.num_envs, backend=args.backend, device=device, seed=args.seed, **env_kwargs)
-    B, n, T = args.num_envs, envs.num_players, args.num_steps
+    envs = make_vector_env(config, B, backend=args.backend, device=device, seed=seed, **env_kwargs)
+    n, T = envs.num_players, args.num_steps
     critic_size = (envs.state_size + n) if args.central_critic else None
     net = PolicyNet(NetSpec(envs.obs_size, envs.num_actions, tuple(args.hidden), critic_size, args.trump_first),
                     trump_first_tables(game) if args.trump_first else None).to(device)
     if args.init_from is not None and not args.resume:
-        init_from(net, args.init_from, game)
+        world.decide(lambda: init_from(net, str(args.init_from), game))
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-    num_updates = max(1, args.total_decisions // (B * T))
+    num_updates = max(1, args.total_decisions // (args.num_envs * T))
     start_update, snapshots, stats = 0, [], {}
     if args.resume:
-        try:
-            start_update, snapshots, stats = load_checkpoint(run_dir, net, optimizer, game)
-        except CheckpointError as exc:
-            raise CheckpointError(f"{exc}; allowed: a checkpoint written by {PROG} for this run (to resume from an "
-                                  "earlier one, write its folder name into checkpoints/latest)") from None
-    baselines = baseline_players(args, game, device)
-    imitation_updates = args.imitate_decisions // (B * T)
+        start_update, snapshots, stats = world.decide(lambda: resume_checkpoint(run_dir, net, optimizer, game,
+                                                                                world.size))
+    world.share(net, optimizer, {})  # every rank starts from rank 0's weights and optimizer state
+    baselines = baseline_players(args, game, device, seed)
+    imitation_updates = args.imitate_decisions // (args.num_envs * T)
     teacher = None
     if imitation_updates > start_update:
         from agents.base import parse_agent_spec
         from agents.tensor import batched_opponent
 
         name, params = parse_agent_spec(args.imitate_teacher)
-        teacher = batched_opponent(name, game, device, seed=seed_for(args.seed, 8), **params)
-    writer = make_run_dir(run_dir, args)  # everything is checked: now the run directory is written
+        teacher = batched_opponent(name, game, device, seed=seed_for(seed, 8), **params)
+    # everything is checked: now rank 0 writes the run directory
+    made: dict[str, Any] = {}
+    world.decide(lambda: made.update(writer=make_run_dir(run_dir, args)))  # a failure stops every rank
+    writer = made.get("writer")  # TensorBoard's writer: rank 0's alone
     stop.run_dir = run_dir
-    if args.resume:
-        print(f"run directory: {run_dir} (resumed at update {start_update}/{num_updates})", flush=True)
-    else:
-        print(f"run directory: {run_dir}", flush=True)
-    if start_update == 0:
-        log_hyperparameters(writer, args)
+    if world.main:
+        ranks = f" ({world.size} ranks of {B} sessions)" if world.size > 1 else ""
+        if args.resume:
+            print(f"run directory: {run_dir} (resumed at update {start_update}/{num_updates}){ranks}", flush=True)
+        else:
+            print(f"run directory: {run_dir}{ranks}", flush=True)
+        if start_update == 0:
+            log_hyperparameters(writer, args)
     pool = OpponentPool(snapshots, stats.get("pool_scores", [0.0] * len(snapshots)), net.spec, device)
     storage = Storage.allocate(T + args.finish_steps, B, envs.obs_size, envs.num_actions, n, critic_size, device)
-    decisions = int(stats.get("decisions", start_update * B * T))
+    decisions = int(stats.get("decisions", start_update * args.num_envs * T))
+    profile = Profile(args.profile, device)
+    world.profile = profile
     started, cpu_started = time.perf_counter(), time.process_time()
     # A policy as the magnet is read (and checked) now; "imitation" is taken at the first PPO update.
-    magnet = magnet_net(args, net, game, run_dir, device) if args.magnet not in (None, "imitation") else None
+    magnet = shared_magnet(world, args, net, game, run_dir, device) if args.magnet not in (None, "imitation") else None
     return Run(args=args, run_dir=run_dir, device=device, config=config, game=game, envs=envs, net=net,
                optimizer=optimizer, writer=writer, storage=storage, pool=pool, baselines=baselines, teacher=teacher,
                magnet=magnet, num_updates=num_updates, start_update=start_update,
                imitation_updates=imitation_updates, decisions=decisions, decisions_at_start=decisions,
-               started=started, cpu_started=cpu_started)
+               started=started, cpu_started=cpu_started, world=world, seed=seed, num_envs=B, threads=threads,
+               profile=profile)
+
+
+def _refuse(message: str) -> None:
+    raise ConfigError(message)
+
+
+def resume_checkpoint(run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, game: Game,
+                      world_size: int) -> tuple[int, list[dict[str, torch.Tensor]], dict[str, Any]]:
+    """Load the run's last checkpoint into ``net`` and ``optimizer``; refused (with what is allowed) when it is not
+    one of this run's or was written by another number of ranks."""
+    try:
+        return load_checkpoint(run_dir, net, optimizer, game, world_size=world_size)
+    except CheckpointError as exc:
+        if isinstance(exc, WorldSizeError):
+            raise
+        raise CheckpointError(f"{exc}; allowed: a checkpoint written by {PROG} for this run (to resume from an "
+                              "earlier one, write its folder name into checkpoints/latest)") from None
 
 
 def resumed(args: Args) -> tuple[Args, Path]:
@@ -150,8 +198,8 @@ def resumed(args: Args) -> tuple[Args, Path]:
     if not saved.is_file():
         raise ConfigError(f"{run_dir} is not a run directory (no config.yaml); allowed: a directory written by "
                           f"{PROG}")
-    args = dataclasses.replace(read_config(type(args), saved, "run config"), resume=args.resume,
-                               max_updates=args.max_updates, max_minutes=args.max_minutes)
+    args = dataclasses.replace(read_config(type(args), saved, "run config"),
+                               **{name: getattr(args, name) for name in KEPT_ON_RESUME})
     removed = clean_partial_writes(run_dir)
     if removed:
         print(f"removed what an interrupted checkpoint write left behind: {', '.join(removed)}")
@@ -218,6 +266,21 @@ def policy_like(net: PolicyNet, source: str | Path, game: Game, flag: str) -> Po
                               + "; ".join(f"{option}: policy {have}, run {want}" for option, have, want in shape)
                               + "); allowed: the policy's values of those options")
     return policy
+
+
+def shared_magnet(world: World, args: Args, net: PolicyNet, game: Game, run_dir: Path,
+                  device: torch.device) -> PolicyNet:
+    """The magnet on every rank: rank 0 reads it (:func:`magnet_net`, which writes ``imitation``'s file) and
+    shares its weights."""
+    if world.size == 1:
+        return magnet_net(args, net, game, run_dir, device)
+    state = world.decide(lambda: {k: v.cpu() for k, v in magnet_net(args, net, game, run_dir, device)
+                                  .state_dict().items()})
+    magnet = copy.deepcopy(net)
+    magnet.load_state_dict(state)
+    magnet.eval()
+    magnet.requires_grad_(False)
+    return magnet
 
 
 def magnet_net(args: Args, net: PolicyNet, game: Game, run_dir: Path, device: torch.device) -> PolicyNet:
