@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -267,6 +268,7 @@ def test_a_ray_cluster_trains_checkpoints_and_resumes_exactly(two_ranks, tmp_pat
             except subprocess.TimeoutExpired:
                 node.kill()
                 node.wait()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _wait_for_cpus(ray: str, port: int, env: dict[str, str], cpus: int, timeout: float = 180) -> None:
