@@ -163,6 +163,35 @@ def test_a_rank_killed_from_outside_ends_the_run_and_the_run_resumes_exactly(two
     assert fingerprint(run_dir) == fingerprint(two_ranks[0])
 
 
+def test_ctrl_c_stops_every_rank_after_the_update_with_a_checkpoint(tmp_path):
+    """Ctrl-C to the command (the ranks run in sessions of their own: the launcher passes it on): every rank
+    finishes the update, rank 0 writes a checkpoint, and the command says so and exits 130."""
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "train.ppo_selfplay", *PLAIN, "--checkpoint-every", "1000",
+                             "--total-decisions", "512000", "--nproc", "2", "--run-dir", str(run_dir)], cwd=ROOT,
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not list(run_dir.glob("events.out.tfevents*")) or _rank_pid(proc.pid, 1) is None:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (out[-2000:], err[-3000:])
+    said = err.strip().splitlines()
+    latest = (run_dir / "checkpoints" / "latest").read_text()
+    update = int(latest.split("_")[1])
+    assert said == [f"mauscheln train: interrupted after update {update}/1000, checkpoint written; resume with: "
+                    f"mauscheln train --resume {run_dir}"], err[-3000:]
+    assert f"update {update}/1000" in out and f"update {update + 1}/1000" not in out
+
+
 def test_resume_on_another_number_of_ranks_is_refused(two_ranks, tmp_path, capsys):
     """Each rank's sessions and seeds depend on the number of ranks: a run continues only on as many."""
     from train.ppo_selfplay import main

@@ -40,17 +40,13 @@ def seat_gae(rewards: torch.Tensor, values: torch.Tensor, seats: torch.Tensor, d
     next_adv = torch.zeros(B, n, device=rewards.device)
     pending = torch.zeros(B, n, device=rewards.device)
     advantages = torch.zeros(T, B, device=rewards.device)
-    for t in range(T - 1, -1, -1):
-        ended = dones[t]
-        if ended.any():  # the session ended with action t: later steps belong to the next session
-            next_value[ended] = 0.0
-            next_adv[ended] = 0.0
-            pending[ended] = 0.0
-        cut = cut_at == t
-        if cut.any():  # the session's chains end after this step (anything later is not this rollout's)
-            next_value[cut] = torch.where(ended[cut, None], 0.0, boot[cut])
-            next_adv[cut] = 0.0
-            pending[cut] = 0.0
+    for t in range(T - 1, -1, -1):  # selections by torch.where, not by mask: no read-back per step on CUDA
+        ended = dones[t][:, None]  # the session ended with action t: later steps belong to the next session
+        cut = (cut_at == t)[:, None]  # the session's chains end after this step (anything later is not this rollout's)
+        restart = ended | cut
+        next_value = torch.where(ended, 0.0, torch.where(cut, boot, next_value))
+        next_adv = torch.where(restart, 0.0, next_adv)
+        pending = torch.where(restart, 0.0, pending)
         pending += rewards[t]
         s = seats[t]
         r = pending[rows, s]

@@ -371,6 +371,7 @@ def launch_local(argv: list[str], nproc: int, run_dir: Path, threads: int) -> in
     Ctrl-C reaches every rank (one process group): they finish the update, rank 0 writes a checkpoint and they
     stop together; a second Ctrl-C stops them at once. A rank that dies raises :class:`RanksFailed` naming it.
     """
+    from torch.distributed.elastic.multiprocessing import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
@@ -381,9 +382,15 @@ def launch_local(argv: list[str], nproc: int, run_dir: Path, threads: int) -> in
     presses = [0]
 
     def on_ctrl_c(signum: int, frame: Any) -> None:
-        presses[0] += 1  # the ranks got it too: they stop after the update (a second time: at once)
+        # The agent starts each rank in a session of its own, out of the terminal's reach: pass Ctrl-C on. The
+        # ranks stop after the update (a second time: at once).
+        presses[0] += 1
+        for pid in _children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT)
 
-    logging.getLogger("torch.distributed.elastic").setLevel(logging.CRITICAL)  # failures are said in one line
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("torch.distributed.elastic")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # the agent's own reports: failures are said in one line
     with tempfile.TemporaryDirectory(prefix="mauscheln-rdzv-") as tmp, _signals_kept(), _environment(env):
         config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nproc, run_id=uuid.uuid4().hex,
                               rdzv_backend="c10d", rdzv_endpoint=str(Path(tmp) / "rendezvous"),
@@ -395,7 +402,29 @@ def launch_local(argv: list[str], nproc: int, run_dir: Path, threads: int) -> in
             elastic_launch(config, sys.executable)("-m", "train.ppo_selfplay", *argv)
         except ChildFailedError as exc:
             raise failure_of(exc.failures, run_dir, interrupted=presses[0] > 0) from None
+        except SignalException as exc:  # SIGTERM, SIGHUP or SIGQUIT to this process: the agent stopped the ranks
+            raise RanksFailed(f"stopped by {exc.sigval.name}; every rank stopped; {_resume_from(run_dir)}",
+                              128 + int(exc.sigval)) from None
     return 130 if presses[0] else 0
+
+
+def _children() -> list[int]:
+    """The processes this one started (Linux's /proc), here the ranks."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            with contextlib.suppress(OSError):
+                out += [int(pid) for pid in (task / "children").read_text().split()]
+    return out
+
+
+def _resume_from(run_dir: Path) -> str:
+    from train.ppo.checkpoint import latest_checkpoint_name
+    from train.ppo.interrupt import resume_hint
+
+    latest = latest_checkpoint_name(run_dir)
+    return (f"the last checkpoint is {run_dir / 'checkpoints' / latest}; {resume_hint(run_dir)}" if latest
+            else "no checkpoint was written yet")
 
 
 @contextlib.contextmanager
@@ -416,9 +445,6 @@ def failure_of(failures: dict[int, Any], run_dir: Path, interrupted: bool = Fals
     """The one line that ends a launch whose ranks failed: which rank died and how (the root cause, not the
     ranks the launcher stopped after it), and the checkpoint to resume from. Ranks that exited 2 (a user's
     mistake, said by rank 0) or 130 (Ctrl-C) end it silently with that code."""
-    from train.ppo.checkpoint import latest_checkpoint_name
-    from train.ppo.interrupt import resume_hint
-
     if interrupted:
         return RanksFailed("", 130)
     rank = min(failures, key=lambda r: _cause_order(failures[r], r))
@@ -427,11 +453,8 @@ def failure_of(failures: dict[int, Any], run_dir: Path, interrupted: bool = Fals
         return RanksFailed("", 2)
     how = (f"was killed by {f.signal_name()}" if f.exitcode < 0 else f"exited with code {f.exitcode}")
     detail = _error_message(f)
-    latest = latest_checkpoint_name(run_dir)
-    where = (f"the last checkpoint is {run_dir / 'checkpoints' / latest}; {resume_hint(run_dir)}" if latest
-             else "no checkpoint was written yet")
     return RanksFailed(f"rank {rank} (pid {f.pid}) {how}{': ' + detail if detail else ''}; the run stopped on every "
-                       f"rank; {where}", 1)
+                       f"rank; {_resume_from(run_dir)}", 1)
 
 
 def _cause_order(failure: Any, rank: int) -> tuple[int, int, int]:
