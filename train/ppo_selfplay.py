@@ -381,7 +381,7 @@ def launch_ranks(args: Args, argv: list[str], nproc: int, address: str | None = 
     ``address`` (:func:`train.ppo.cluster.train_on_ray`)."""
     resumed_args, run_dir = resumed(args) if args.resume else (args, new_run_dir(args))
     shard(resumed_args.num_envs, nproc)
-    device = check_device(resumed_args.device)
+    device = check_device(resumed_args.device, here=address is None)
     if address is None and device.type == "cuda" and nproc > torch.cuda.device_count():
         raise ConfigError(f"--nproc {nproc} on device={resumed_args.device!r}: one GPU per rank, and this machine has "
                           f"{torch.cuda.device_count()}; allowed: --nproc {torch.cuda.device_count()} or fewer")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -266,7 +267,7 @@ def check_args(args: Args) -> None:
     if args.backend != "batched" and args.compile_env:
         raise ConfigError("compile_env=True needs backend='batched'; allowed: --no-compile-env with "
                           "backend='reference'")
-    check_device(args.device)
+    check_device(args.device, here=not (args.ray_address or os.environ.get("RAY_ADDRESS")))  # Ray: the workers'
     from agents.base import agent_class, parse_agent_spec
     from agents.tensor import BATCHED_OPPONENTS, has_tensor_form
 
@@ -305,14 +306,15 @@ def rules_config(args: Args) -> RuleConfig:
     return rule_config(args.ruleset, args.num_players, args.rules, max_deals=(args.max_deals, "--max-deals"))
 
 
-def check_device(name: str) -> torch.device:
-    """``torch.device(name)``, refused unless this machine has it."""
+def check_device(name: str, here: bool = True) -> torch.device:
+    """``torch.device(name)``, refused unless this machine has it (``here``; else only its name is checked: the
+    machines of a cluster check theirs)."""
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError, ValueError):
         raise ConfigError(f"device={name!r} is not a torch device; allowed: 'cpu'"
                           + (", 'cuda' or 'cuda:N'" if torch.cuda.is_available() else "")) from None
-    if device.type == "cuda" and (not torch.cuda.is_available()
+    if here and device.type == "cuda" and (not torch.cuda.is_available()
                                   or (device.index or 0) >= torch.cuda.device_count()):
         have = torch.cuda.device_count() if torch.cuda.is_available() else 0
         raise ConfigError(f"device={name!r} is not available here ({have} CUDA device(s)); allowed: 'cpu'"

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
-from mauscheln_env.errors import MauschelnError
+from mauscheln_env.errors import ConfigError, MauschelnError
 from train.ppo.distributed import RanksFailed
 
 
@@ -38,6 +39,7 @@ def train_on_ray(ranks_argv: list[str], nproc: int, run_dir: Path, cuda: bool, t
     from ray.train import FailureConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
 
+    reachable(address)
     root = str(Path(__file__).resolve().parents[2])  # the directory that holds this project's packages
     paths = [root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]]
     print(f"training on the Ray cluster at {address}: {nproc} workers of {threads} CPU{'s' if threads > 1 else ''}"
@@ -66,6 +68,19 @@ def train_on_ray(ranks_argv: list[str], nproc: int, run_dir: Path, cuda: bool, t
         return dict(summaries.get(timeout=60)) if not summaries.empty() else {}
     finally:
         ray.shutdown()
+
+
+def reachable(address: str, timeout: float = 10.0) -> None:
+    """Refuse a ``HOST:PORT`` address nothing answers on (``ray.init`` would keep retrying); other forms
+    (``auto``, ``ray://...``) are Ray's to resolve."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); allowed: the "
+                          "address `ray start --head` printed (HOST:PORT) of a running Ray cluster") from None
 
 
 def train_rank(config: dict[str, Any]) -> None:
@@ -120,6 +135,8 @@ def _root(exc: BaseException) -> BaseException:
 
 
 def _one_line(exc: BaseException) -> str:
+    """The exception's kind and the first sentence of its message's last line (Ray's run on for lines)."""
     text = str(exc).strip().splitlines()
-    last = text[-1] if text else ""
-    return f"{type(exc).__name__}: {' '.join(last.split())}"[:400]
+    last = " ".join((text[-1] if text else "").split())
+    first = last.split(". ")[0].rstrip(".")
+    return f"{type(exc).__name__}: {first}"[:300]

@@ -279,7 +279,9 @@ def join_world(device: torch.device) -> World:
     if dist.is_available() and dist.is_initialized():  # Ray Train's workers come with their process group
         size, rank = dist.get_world_size(), dist.get_rank()
         local = int(os.environ.get("LOCAL_RANK", "0"))
-        return World(rank=rank, size=size, local_rank=local, device=rank_device(device, local, size))
+        # Ray shows each worker its own GPU and makes it the current device
+        on = torch.device("cuda", torch.cuda.current_device()) if device.type == "cuda" else device
+        return World(rank=rank, size=size, local_rank=local, device=on)
     size = int(os.environ.get("WORLD_SIZE", "1"))
     if size == 1:
         return World()
