@@ -183,7 +183,7 @@ CLI_CASES = {
     "train hidden list text": Cli("train", [*TRAIN, "--hidden", "[-1]"], ["'[-1]'", "allowed: --hidden [INT [INT"]),
     "train hidden negative": Cli("train", [*TRAIN, "--hidden", "-1"], ["hidden=[-1]", "allowed: a list of 1 to 16"]),
     "train learning rate": Cli("train", [*TRAIN, "--learning-rate", "-1"], ["learning_rate=-1.0", "(0, 1]"]),
-    "train threads": Cli("train", [*TRAIN, "--threads", "0"], ["threads=0", "allowed: a whole number 1..1024"]),
+    "train threads": Cli("train", [*TRAIN, "--threads", "0"], ["threads=0", "allowed: None or a whole number 1..1024"]),
     "train device": Cli("train", [*TRAIN, "--device", "nonsense"], ["device='nonsense'", "allowed: 'cpu'"]),
     "train seed": Cli("train", [*TRAIN, "--seed", "-1"], ["seed=-1", "allowed: a whole number 0.."]),
     "train checkpoint every": Cli("train", [*TRAIN, "--checkpoint-every", "0"], ["checkpoint_every=0", ">= 1"]),
