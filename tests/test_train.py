@@ -747,7 +747,7 @@ def test_phase_stats_give_each_ruleset_its_decision_rates(ruleset, tags):
     the rates of a phase sum to 1, and only the learner's decisions count."""
     from agents.tensor.batched_expert import BatchedRandom
     from mauscheln_env.vecenv import make_vector_env
-    from train.ppo.logs import PhaseStats
+    from train.ppo.phases import PhaseStats
 
     game = Game(make_config(ruleset, 4))
     envs = make_vector_env(game.config, 128, backend="batched", seed=0)
@@ -811,7 +811,7 @@ def test_dagger_sessions_are_played_by_the_network_and_labelled_by_the_teacher(m
     from mauscheln_env.observation import Observer
     from mauscheln_env.vecenv import make_vector_env
     from train.ppo.imitation import imitation_round
-    from train.ppo.rollout import Storage
+    from train.ppo.storage import Storage
     from train.ppo_selfplay import Args
 
     game = Game(make_config("mauscheln", 4, max_deals=1))

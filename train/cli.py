@@ -55,14 +55,24 @@ def tyro_cli(cls: type[T], argv: list[str], *, prog: str, description: str, defa
         raise
 
 
+class TrainingInterrupted(Exception):
+    """A training run stopped by Ctrl-C at once; the message says how to resume."""
+
+
+class RanksFailed(Exception):
+    """A launched run ended with a failed rank; ``exit_code`` is the command's, the message (possibly empty:
+    rank 0 has said it already) names the rank and where the last checkpoint is."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 def run_job(prog: str, job: Callable[[], dict[str, Any]]) -> int:
     """Run ``job()`` (a training job returning its summary) as a command: exit 0, 2 with one line for a user's
     mistake (bad configuration, run directory or checkpoint; no traceback), 130 when interrupted, the launcher's
     code with one line when a rank of a data-parallel run failed. The ranks of a launched run other than rank 0
     say nothing of a mistake or an interrupt: rank 0 says it."""
-    from train.ppo.distributed import RanksFailed
-    from train.ppo.interrupt import TrainingInterrupted
-
     said_by_rank_zero = os.environ.get("RANK", "0") != "0"  # a launched rank of a data-parallel run, not rank 0
     try:
         summary = job()

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from train.ppo.rollout import Rollout, Storage
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
+    from train.ppo.rollout import Rollout
+    from train.ppo.storage import Storage
 
 
 def rollout_advantages(storage: Storage, rollout: Rollout, args: Args) -> tuple[torch.Tensor, torch.Tensor]:

@@ -31,7 +31,7 @@ from train.ppo import PROG
 
 if TYPE_CHECKING:
     from mauscheln_env.config import RuleConfig
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
 
 A = TypeVar("A")
 

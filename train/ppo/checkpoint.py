@@ -27,7 +27,7 @@ from mauscheln_env.engine import Game
 from mauscheln_env.files import atomic_write_text, strict_json
 
 if TYPE_CHECKING:
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
 
 
 def save_checkpoint(run_dir: Path, update: int, net: PolicyNet, optimizer: torch.optim.Optimizer,

@@ -24,17 +24,19 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mauscheln_env.errors import ConfigError, MauschelnError
-from train.ppo.distributed import RanksFailed
+from train.cli import RanksFailed
 
 
 def train_on_ray(ranks_argv: list[str], nproc: int, run_dir: Path, cuda: bool, threads: int,
-                 address: str) -> dict[str, Any]:
-    """Run the trainer's command line ``ranks_argv`` as ``nproc`` Ray Train workers on the cluster at ``address``;
-    returns rank 0's summary. A failed worker raises :class:`~train.ppo.distributed.RanksFailed` naming it."""
+                 address: str, rank_run: Callable[[list[str]], dict[str, Any]]) -> dict[str, Any]:
+    """Run the trainer's command line ``ranks_argv`` as ``nproc`` Ray Train workers on the cluster at ``address``,
+    each calling ``rank_run(argv)`` (the trainer's own entry for one rank, passed in by it: this module is one of
+    its steps); returns rank 0's summary. A failed worker raises :class:`~train.cli.RanksFailed` naming it."""
     import ray
     from ray.train import FailureConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
@@ -52,7 +54,7 @@ def train_on_ray(ranks_argv: list[str], nproc: int, run_dir: Path, cuda: bool, t
         summaries = Queue(maxsize=1, actor_options={"num_cpus": 0})  # rank 0's summary comes back through it
         trainer = TorchTrainer(
             train_rank,
-            train_loop_config={"argv": ranks_argv, "cwd": os.getcwd(), "summaries": summaries},
+            train_loop_config={"argv": ranks_argv, "cwd": os.getcwd(), "summaries": summaries, "run": rank_run},
             torch_config=TorchConfig(backend="nccl" if cuda else "gloo"),
             scaling_config=ScalingConfig(num_workers=nproc, use_gpu=cuda, resources_per_worker={"CPU": threads}),
             run_config=RunConfig(name=run_dir.name, storage_path=str(run_dir.parent),
@@ -84,7 +86,7 @@ def reachable(address: str, timeout: float = 10.0) -> None:
 
 
 def train_rank(config: dict[str, Any]) -> None:
-    """One rank of the run, on a Ray Train worker: the trainer's command line ``config["argv"]``, started in the
+    """One rank of the run, on a Ray Train worker: ``config["run"]`` of the trainer's command line ``config["argv"]``, started in the
     driver's working directory when this machine has it; rank 0 hands its summary's figures to the driver
     (``config["summaries"]``, a Ray queue)."""
     import ray.train
@@ -92,9 +94,7 @@ def train_rank(config: dict[str, Any]) -> None:
     cwd = config.get("cwd")
     if cwd and os.path.isdir(cwd):
         os.chdir(cwd)
-    from train.ppo_selfplay import parse_args, train
-
-    summary = train(parse_args(list(config["argv"])))
+    summary = config["run"](list(config["argv"]))
     if ray.train.get_context().get_world_rank() == 0:
         config["summaries"].put({k: v for k, v in summary.items()
                                  if isinstance(v, (int, float, str)) and not isinstance(v, bool)})

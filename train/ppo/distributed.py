@@ -42,20 +42,12 @@ from typing import Any, TypeVar
 import torch
 
 from mauscheln_env.errors import ConfigError
+from train.cli import RanksFailed
 
 T = TypeVar("T")
 
 TIMEOUT = datetime.timedelta(minutes=30)
 """How long a collective waits for the other ranks (rank 0's periodic evaluation happens while they wait)."""
-
-
-class RanksFailed(Exception):
-    """A launched run ended with a failed rank; ``exit_code`` is the command's, the message (possibly empty:
-    rank 0 has said it already) names the rank and where the last checkpoint is."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 class SameErrorOnRankZero(ConfigError):

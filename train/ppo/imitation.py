@@ -14,11 +14,12 @@ import torch
 
 from agents.learned import PolicyNet, masked_distribution, sample_actions
 from train.ppo.distributed import World
-from train.ppo.rollout import Storage, critic_input
+from train.ppo.rollout import critic_input
 from train.ppo.seeds import device_generator, seed_for
+from train.ppo.storage import Storage
 
 if TYPE_CHECKING:
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
 
 
 def imitation_round(net: PolicyNet, teacher: Any, envs: Any, args: Args, optimizer: torch.optim.Optimizer,

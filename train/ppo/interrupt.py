@@ -12,11 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from train.cli import TrainingInterrupted
 from train.ppo import PROG
-
-
-class TrainingInterrupted(Exception):
-    """Ctrl-C stopped the run at once; the message says how to resume."""
 
 
 def resume_hint(run_dir: Path) -> str:

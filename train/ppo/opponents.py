@@ -21,7 +21,7 @@ from mauscheln_env.engine import Game
 from train.ppo.seeds import seed_for
 
 if TYPE_CHECKING:
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
 
 
 class OpponentPool:

@@ -25,55 +25,15 @@ from agents.learned import PolicyNet, masked_distribution, sample_actions
 from mauscheln_env.batched import BatchedMauscheln
 from mauscheln_env.vector import DEAL_MOUCHE, DEAL_NO_PLAY, DEAL_SETTLED
 from train.ppo.distributed import World
-from train.ppo.logs import PhaseStats
 from train.ppo.opponents import assign, baseline_actions
+from train.ppo.phases import PhaseStats
 from train.ppo.seeds import device_generator, seed_for
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from train.ppo.options import Args
     from train.ppo.setup import Run
-    from train.ppo_selfplay import Args
-
-
-@dataclass
-class Storage:
-    """The decisions of a rollout, ``[step, session, ...]``, with room for the steps that finish the deals."""
-
-    obs: torch.Tensor
-    """The network's input (``net.prepare``), not the raw observation."""
-    trump: torch.Tensor
-    """The trump suit the input was relabelled by (with ``trump_first``)."""
-    mask: torch.Tensor
-    critic: torch.Tensor
-    """The centralised critic's input (width 0 without ``central_critic``)."""
-    act: torch.Tensor
-    logp: torch.Tensor
-    """The log-probability of the action under the learner."""
-    val: torch.Tensor
-    """The learner's value of the decision."""
-    seat: torch.Tensor
-    learner: torch.Tensor
-    """Whether the learner took the decision and the rollout keeps it."""
-    rew: torch.Tensor
-    """``[step, session, seat]``: what each seat received in the step."""
-    done: torch.Tensor
-    """The session ended with the step."""
-
-    @classmethod
-    def allocate(cls, steps: int, B: int, D: int, A: int, n: int, critic_size: int | None,
-                 device: torch.device) -> Storage:
-        return cls(obs=torch.zeros(steps, B, D, device=device),
-                   trump=torch.zeros(steps, B, dtype=torch.long, device=device),
-                   mask=torch.zeros(steps, B, A, dtype=torch.bool, device=device),
-                   critic=torch.zeros(steps, B, critic_size or 0, device=device),
-                   act=torch.zeros(steps, B, dtype=torch.long, device=device),
-                   logp=torch.zeros(steps, B, device=device),
-                   val=torch.zeros(steps, B, device=device),
-                   seat=torch.zeros(steps, B, dtype=torch.long, device=device),
-                   learner=torch.zeros(steps, B, dtype=torch.bool, device=device),
-                   rew=torch.zeros(steps, B, n, device=device),
-                   done=torch.zeros(steps, B, dtype=torch.bool, device=device))
 
 
 @dataclass

@@ -30,15 +30,14 @@ from train.ppo.args import KEPT_ON_RESUME, check_args, check_device, read_config
 from train.ppo.checkpoint import WorldSizeError, clean_partial_writes, load_checkpoint
 from train.ppo.distributed import World, join_world, launched, shard
 from train.ppo.interrupt import StopOnInterrupt
-from train.ppo.logs import log_hyperparameters
 from train.ppo.opponents import OpponentPool, baseline_players
 from train.ppo.profile import Profile
-from train.ppo.rollout import Storage
 from train.ppo.seeds import rank_seed, seed_for
+from train.ppo.storage import Storage
 
 if TYPE_CHECKING:
     from mauscheln_env.config import RuleConfig
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
 
 MAGNET_FILE = "magnet.safetensors"
 """In a run directory: the learner as behaviour cloning left it, when the run's magnet is ``imitation``."""
@@ -94,6 +93,12 @@ class Run:
     def stats(self) -> dict[str, Any]:
         """The trainer state a checkpoint keeps besides the tensors."""
         return {"pool_scores": self.pool.scores, "decisions": self.decisions}
+
+
+def log_hyperparameters(writer: Any, args: Args) -> None:
+    """The options as a markdown table (TensorBoard's text tab)."""
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
 
 
 def start_run(args: Args, stop: StopOnInterrupt) -> Run:

@@ -19,8 +19,9 @@ from agents.learned import PolicyNet, masked_distribution
 from train.ppo.distributed import World
 
 if TYPE_CHECKING:
-    from train.ppo.rollout import Rollout, Storage
-    from train.ppo_selfplay import Args
+    from train.ppo.options import Args
+    from train.ppo.rollout import Rollout
+    from train.ppo.storage import Storage
 
 
 @dataclass
