@@ -283,9 +283,10 @@ def _train(tmp_path, *flags):
     return policies[0]
 
 
-# A training run costs a Ray start (about a minute on a busy 2-core machine): CI trains on a pot ruleset and on
-# muschka (points), the other rulesets run with `pytest -m slow`; the env tests above cover all five in CI.
-TRAINED_IN_CI = {"mauscheln", "muschka"}
+# A training run costs a Ray start (about a minute on a busy 2-core machine): CI trains on a pot ruleset with the
+# batched env runner (the default) and on muschka (points) with the stock one, the other rulesets run with
+# `pytest -m slow`; the env tests above cover all five in CI (tests/test_rllib_batched.py the batched runner).
+TRAINED_IN_CI = {"mauscheln": "batched", "muschka": "stock"}
 
 
 @pytest.mark.parametrize("ruleset", [r if r in TRAINED_IN_CI else pytest.param(r, marks=pytest.mark.slow)
@@ -294,7 +295,8 @@ def test_rllib_ppo_one_iteration_on_one_cpu_exports_a_policy_eval_can_play(tmp_p
     pytest.importorskip("ray.rllib")
     from agents.evaluation.duplicate import Settings, evaluate_pair
 
-    path = _train(tmp_path, "--ruleset", ruleset, "--num-players", "3", "--snapshot-every", "1")
+    path = _train(tmp_path, "--ruleset", ruleset, "--num-players", "3", "--snapshot-every", "1",
+                  "--env-runner", TRAINED_IN_CI.get(ruleset, "batched"))
     result = evaluate_pair(f"learned:checkpoint={path}", "random", Settings(ruleset=ruleset, players=3, deals=4, seed=0),
                            workers=1, keep_per_deal=False)
     assert result.deals == 4

@@ -49,7 +49,7 @@ plays in ``mauscheln eval`` as ``learned:checkpoint=PATH``. RLlib's own
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -130,22 +130,13 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
         self.spec, self.snapshots = spec, nets
 
     def _draw_table(self) -> None:
-        """Draw this episode's opponent, format and seats."""
-        names = [k for k in self.opponents if k != "snapshot" or self.snapshots]
-        weights = np.array([self.opponents[k] for k in names], dtype=np.float64)
-        self.opponent = names[int(self.rng.choice(len(names), p=weights / weights.sum()))]
-        n = self.game.n
-        if self.opponent == "self":
-            main = set(range(n))
-        else:
-            fmt = self.formats[int(self.rng.integers(len(self.formats)))]
-            seat = int(self.rng.integers(n))
-            main = {seat} if fmt == "alone" else set(range(n)) - {seat}
-        self.main = {f"player_{s}" for s in main}
+        """Draw this episode's opponent, format and seats (:func:`draw_table`)."""
+        table = draw_table(self.rng, self.opponents, self.formats, self.game.n, len(self.snapshots))
+        self.opponent = table.opponent
+        self.main = {f"player_{s}" for s in table.main}
         self.others = {}
-        net = self.snapshots[int(self.rng.integers(len(self.snapshots)))] if self.opponent == "snapshot" else None
-        for s in sorted(set(range(n)) - main):
-            seed = int(self.rng.integers(2**31 - 1))
+        net = self.snapshots[table.snapshot] if table.snapshot is not None else None
+        for s, seed in table.seeds.items():
             if net is not None:
                 agent = LearnedAgent.from_network(net, self.game, seed=seed, label="snapshot")
             else:
@@ -232,6 +223,48 @@ class MauschelnMultiAgentEnv(MultiAgentEnv):
         return {agent: self._observation(agent)}
 
 
+class Table(NamedTuple):
+    """One session's table: who plays it and how (:func:`draw_table`)."""
+
+    opponent: str
+    """``"self"``, ``"snapshot"`` or the name of a scripted agent."""
+    main: frozenset[int]
+    """The seats of the learning policy."""
+    snapshot: int | None
+    """Which snapshot of the pool plays the other seats (opponent ``"snapshot"``)."""
+    seeds: dict[int, int]
+    """A seed for each other seat, in seat order."""
+
+
+def draw_table(rng: np.random.Generator, opponents: dict[str, float], formats: list[str], n: int,
+               snapshots: int) -> Table:
+    """Draw a session's table from ``rng``: an opponent by weight (``"snapshot"`` only once the pool has
+    ``snapshots``), then, unless it is ``"self"``, a format and a seat (``"alone"``: main holds that seat;
+    ``"field"``: every other), a snapshot of the pool, and a seed per other seat. The stock environment and the
+    batched env runner (:mod:`train.rllib_batched`) both deal their tables with it."""
+    names = [k for k in opponents if k != "snapshot" or snapshots]
+    weights = np.array([opponents[k] for k in names], dtype=np.float64)
+    opponent = names[weighted_choice(rng, weights)]
+    if opponent == "self":
+        main = set(range(n))
+    else:
+        fmt = formats[int(rng.integers(len(formats)))]
+        seat = int(rng.integers(n))
+        main = {seat} if fmt == "alone" else set(range(n)) - {seat}
+    snapshot = int(rng.integers(snapshots)) if opponent == "snapshot" else None
+    seeds = {s: int(rng.integers(2**31 - 1)) for s in sorted(set(range(n)) - main)}
+    return Table(opponent, frozenset(main), snapshot, seeds)
+
+
+def weighted_choice(rng: np.random.Generator, weights: np.ndarray) -> int:
+    """``rng.choice(len(weights), p=weights / weights.sum())``, the same draw from the same stream (numpy's own
+    steps: one uniform against the normalised cumulative sum), without ``choice``'s checks of ``p``, which cost
+    several times the draw where a batched env runner deals hundreds of tables a step."""
+    cdf = (weights / weights.sum()).cumsum()
+    cdf /= cdf[-1]
+    return int(cdf.searchsorted(rng.random(), side="right"))
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
@@ -283,7 +316,10 @@ def export_policy(module: MaskedPolicyModule, game: Any, path: Any, extra: dict[
 
 
 def push_snapshots(env_runner: Any, spec: NetSpec, states: list[dict[str, torch.Tensor]]) -> int:
-    """``foreach_env_runner`` body: hand the snapshot pool to every env of one env runner; returns how many."""
+    """``foreach_env_runner`` body: hand the snapshot pool to every env (or batched table) of one env runner;
+    returns how many."""
+    if callable(getattr(env_runner, "set_snapshots", None)):  # train.rllib_batched.BatchedEnvRunner
+        return env_runner.set_snapshots(spec, states)
     env = getattr(env_runner, "env", None)
     if env is None:
         return 0

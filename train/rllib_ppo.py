@@ -3,6 +3,7 @@
     python -m train.rllib_ppo --minutes 10                                   # this machine, local Ray
     python -m train.rllib_ppo --iterations 2 --train-batch 256 --num-cpus 1  # a smoke run
     RAY_ADDRESS=auto python -m train.rllib_ppo --num-env-runners 64 --num-learners 2 --minutes 60  # on a cluster
+    python -m train.rllib_ppo --env-runner stock --minutes 10                # RLlib's own env runner
 
 One RLModule, ``"main"`` (:class:`train.rllib_env.MaskedPolicyModule`),
 plays every seat RLlib sees. Each episode is one session of
@@ -11,7 +12,12 @@ seeded generator deals the table: the opponent (every seat main, a frozen
 snapshot of main, or a scripted agent from ``agents.make_agent`` such as
 ``random`` and ``expert``), the duplicate format (main alone against a field,
 or main as the field against one) and the seats; the opponent's seats play
-inside the environment. Every ``--snapshot-every`` iterations the current
+inside the environment. ``--env-runner batched`` (default) plays those
+sessions on the batched engine, many tables per env runner
+(:class:`train.rllib_batched.BatchedEnvRunner`: the same tables, observations
+and rewards per seat, batched opponents); ``--env-runner stock`` keeps RLlib's
+own ``MultiAgentEnvRunner`` over the environment, which plays any
+``make_agent`` opponent. Every ``--snapshot-every`` iterations the current
 weights join the snapshot pool (the last ``--pool-size``), which is handed to
 every env runner, local or remote.
 
@@ -25,7 +31,9 @@ steps/s in all and per env runner; ``losses/``: policy, value, entropy, KL;
     mauscheln eval --pair learned:checkpoint=runs/.../policy.safetensors random --deals 2000
 
 The run ends with that duplicate evaluation against ``--eval-agents`` (both
-formats, 95 % intervals) unless ``--eval-deals 0``.
+formats, 95 % intervals) unless ``--eval-deals 0``, and its last line is
+``env steps/s per env runner: X``: env steps sampled over the seconds the env
+runners spent in ``sample()``, per env runner (the PPO update not counted).
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -73,10 +81,12 @@ class Args:
     """Ray cluster to join (default: RAY_ADDRESS, else a local Ray)."""
     num_cpus: int | None = None
     """CPUs of a local Ray (default: all)."""
+    env_runner: Literal["batched", "stock"] = "batched"
+    """batched: many tables of the batched engine per env runner; stock: RLlib's MultiAgentEnvRunner over the env."""
     num_env_runners: int = 0
     """Remote env runners (0: the driver samples)."""
-    num_envs_per_env_runner: int = 8
-    """Sessions each env runner steps together (RLlib batches their inference)."""
+    num_envs_per_env_runner: int | None = None
+    """Sessions each env runner steps together (default: 512 tables batched, 8 envs stock)."""
     num_learners: int = 0
     """Remote learners (0: the driver learns)."""
     train_batch: int = 4000
@@ -113,10 +123,16 @@ class Args:
     """Where run directories go."""
 
 
+DEFAULT_ENVS = {"batched": 512, "stock": 8}
+"""Sessions per env runner by env runner: the batched engine wants many tables, the stock path a few envs."""
+
+
 def parse_args(argv: list[str] | None = None) -> Args:
     """The :class:`Args` of a command line (tyro), validated; a bad value raises ConfigError (one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = tyro_cli(Args, argv, prog=PROG, description=__doc__.split("\n\n")[0], repeated=("--rule", "--opponents"))
+    if args.num_envs_per_env_runner is None:
+        args.num_envs_per_env_runner = DEFAULT_ENVS[args.env_runner]
     for name in ("iterations", "num_players", "train_batch", "minibatch", "epochs", "snapshot_every", "pool_size",
                  "num_envs_per_env_runner"):
         if getattr(args, name) < 1:
@@ -139,13 +155,15 @@ def build_config(args: Args):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from train.rllib_batched import BatchedEnvRunner, TimedMultiAgentEnvRunner
     from train.rllib_env import MAIN, MaskedPolicyModule, MauschelnMultiAgentEnv
 
+    runner = BatchedEnvRunner if args.env_runner == "batched" else TimedMultiAgentEnvRunner
     return (
         PPOConfig()
         .environment(MauschelnMultiAgentEnv, env_config=env_config(args))
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=1, rollout_fragment_length="auto")
+                     num_cpus_per_env_runner=1, rollout_fragment_length="auto", env_runner_cls=runner)
         .learners(num_learners=args.num_learners)
         .multi_agent(policies={MAIN}, policy_mapping_fn=_to_main, policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
@@ -168,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         from train.rllib_env import MauschelnMultiAgentEnv
 
         probe = MauschelnMultiAgentEnv(cfg)  # bad rules or opponents fail here, before Ray starts
+        if args.env_runner == "batched":
+            from train.rllib_batched import check_env_config
+
+            check_env_config(cfg)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -177,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.learned import NetSpec
+    from train.rllib_batched import SAMPLE_SECONDS
     from train.rllib_env import MAIN, export_policy, push_snapshots
 
     torch.set_num_threads(1)
@@ -196,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     pool: list[dict[str, torch.Tensor]] = []
     start = time.perf_counter()
     steps_total = 0
+    sample_seconds = 0.0  # summed over env runners
     it = 0
     for it in range(1, args.iterations + 1):
         t0 = time.perf_counter()
@@ -204,12 +228,15 @@ def main(argv: list[str] | None = None) -> int:
         runners = result.get("env_runners", {})
         steps = int(runners.get("num_env_steps_sampled", 0))
         steps_total += steps
-        per_runner = steps / elapsed / max(1, args.num_env_runners)
+        sampled_s = float(runners.get(SAMPLE_SECONDS, 0.0))
+        sample_seconds += sampled_s
+        per_runner = steps / sampled_s if sampled_s > 0 else float("nan")  # sampling only, per env runner
         learner = result.get("learners", {}).get(MAIN, {})
         scalars = {
             "charts/episode_return_mean": runners.get("episode_return_mean"),
             "charts/env_steps_per_s": steps / elapsed,
             "charts/env_steps_per_s_per_runner": per_runner,
+            "charts/sample_seconds": sampled_s,
             "charts/env_steps": steps_total,
             "losses/policy_loss": learner.get("policy_loss"),
             "losses/value_loss": learner.get("vf_loss"),
@@ -219,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         for tag, value in scalars.items():
             if isinstance(value, (int, float)):
                 writer.add_scalar(tag, value, steps_total)
-        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner), "
+        print(f"iteration {it}: {steps} env steps in {elapsed:.1f} s ({per_runner:,.0f} env steps/s per env runner "
+              f"sampling), "
               f"return {runners.get('episode_return_mean', float('nan')):+.3f}, pool {len(pool)}", flush=True)
         if it % args.snapshot_every == 0:
             module = algo.get_module(MAIN)
@@ -234,13 +262,15 @@ def main(argv: list[str] | None = None) -> int:
     path = export_policy(module, probe.game, run_dir / "policy.safetensors",
                          extra={"trainer": "rllib_ppo", "iterations": it, "env_steps": steps_total,
                                 "args": asdict(args)})
-    summary = {"iterations": it, "env_steps": steps_total, "seconds": train_s,
-               "env_steps_per_s": steps_total / train_s,
-               "env_steps_per_s_per_runner": steps_total / train_s / max(1, args.num_env_runners),
+    per_runner = steps_total / sample_seconds if sample_seconds > 0 else float("nan")
+    summary = {"iterations": it, "env_steps": steps_total, "seconds": train_s, "env_runner": args.env_runner,
+               "env_steps_per_s": steps_total / train_s, "sample_seconds": sample_seconds,
+               "env_steps_per_s_per_runner": per_runner,
+               "env_steps_per_s_per_runner_end_to_end": steps_total / train_s / max(1, args.num_env_runners),
                "num_env_runners": args.num_env_runners, "policy": str(path)}
     print(f"trained {it} iterations, {steps_total:,} env steps in {train_s:.0f} s "
-          f"({summary['env_steps_per_s_per_runner']:,.0f} env steps/s per env runner, sampling and update); "
-          f"saved {path}")
+          f"({summary['env_steps_per_s_per_runner_end_to_end']:,.0f} env steps/s per env runner, sampling and "
+          f"update); saved {path}")
     algo.stop()
     ray.shutdown()
     if args.eval_deals:
@@ -259,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     os.replace(tmp, run_dir / "summary.json")
     writer.close()
     print(f"tensorboard --logdir {run_dir}")
+    print(f"env steps/s per env runner: {per_runner:.0f}")
     return 0
 
 
