@@ -13,9 +13,10 @@ even rounds, stock first in odd ones), each ``sample()`` as RLlib's PPO calls
 it (one train batch of env steps per env runner and iteration). No Ray, no
 learner: what is timed is each runner's ``sample()``, the figure that
 ``python -m train.rllib_ppo`` reports as ``env steps/s per env runner``. One
-torch thread. Prints each round, the rates over all rounds, their ratio, and
-the load average before and after (other jobs on a shared machine slow both
-runners; the turns spread that over both).
+torch thread. Prints each round, the rates over all rounds (per wall-clock
+second, and per CPU second of this process), their ratio, and the load average
+before and after (other jobs on a shared machine slow both runners; the turns
+spread that over both).
 """
 
 from __future__ import annotations
@@ -48,11 +49,12 @@ def make_runner(kind: str, envs: int, flags: list[str]):
     return runner
 
 
-def timed_sample(runner) -> tuple[int, float]:
-    t0 = time.perf_counter()
+def timed_sample(runner) -> tuple[int, float, float]:
+    """One ``sample()``: env steps, wall-clock seconds, CPU seconds of this process."""
+    t0, c0 = time.perf_counter(), time.process_time()
     runner.sample()
-    seconds = time.perf_counter() - t0
-    return int(runner.get_metrics()["num_env_steps_sampled"].peek()), seconds
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return int(runner.get_metrics()["num_env_steps_sampled"].peek()), seconds, cpu
 
 
 def main() -> None:
@@ -81,20 +83,23 @@ def main() -> None:
     runners = {kind: make_runner(kind, envs[kind], flags) for kind in ("batched", "stock")}
     for runner in runners.values():  # warm up: first sessions, allocations
         timed_sample(runner)
-    total = {kind: [0, 0.0] for kind in runners}
+    total = {kind: [0, 0.0, 0.0] for kind in runners}
     for r in range(args.rounds):
         order = ("batched", "stock") if r % 2 == 0 else ("stock", "batched")
         for kind in order:
-            steps, seconds = timed_sample(runners[kind])
-            total[kind][0] += steps
-            total[kind][1] += seconds
+            steps, seconds, cpu = timed_sample(runners[kind])
+            for i, x in enumerate((steps, seconds, cpu)):
+                total[kind][i] += x
             print(f"round {r + 1} {kind:7s}: {steps:6d} env steps in {seconds:6.2f} s = {steps / seconds:9,.0f} "
-                  "env steps/s", flush=True)
-    rate = {kind: steps / seconds for kind, (steps, seconds) in total.items()}
+                  f"env steps/s ({steps / cpu:9,.0f} per CPU second)", flush=True)
+    rate = {kind: steps / seconds for kind, (steps, seconds, _) in total.items()}
+    cpu_rate = {kind: steps / cpu for kind, (steps, _, cpu) in total.items()}
     for kind in runners:
-        print(f"{kind:7s}: {rate[kind]:9,.0f} env steps/s per env runner over {total[kind][0]:,} env steps")
+        print(f"{kind:7s}: {rate[kind]:9,.0f} env steps/s per env runner ({cpu_rate[kind]:,.0f} per CPU second) "
+              f"over {total[kind][0]:,} env steps")
     print(f"load average after {os.getloadavg()}")
-    print(f"ratio batched/stock: {rate['batched'] / rate['stock']:.1f}x")
+    print(f"ratio batched/stock: {rate['batched'] / rate['stock']:.1f}x "
+          f"({cpu_rate['batched'] / cpu_rate['stock']:.1f}x per CPU second)")
 
 
 if __name__ == "__main__":

@@ -46,8 +46,11 @@ decision of the learning policy is one env step and one agent step.
 **What it does not do.** Env-to-module and module-to-env connector pipelines
 are not run (the module reads the observation dict directly; a config with
 custom connectors is refused), ``sample(num_episodes=...)`` and
-``batch_mode="complete_episodes"`` are not supported, and RLlib's episode
-callbacks are not called.
+``batch_mode="complete_episodes"`` are not supported, RLlib's episode
+callbacks are not called, and the episodes carry no observation or action
+space (the learner's connectors do not read them; :meth:`BatchedEnvRunner.get_spaces`
+has them). The episodes are numpy from the start, as RLlib's own runners hand
+them over (``episodes_to_numpy``).
 """
 
 from __future__ import annotations
@@ -345,7 +348,7 @@ class BatchedTables:
                 with torch.no_grad():
                     logits = self.nets[c - 1 - len(self.scripted)].masked_logits(obs, mask)
                 actions[idx] = sample_actions(logits, self.generator)
-        to_act = self.to_act.clone()
+        to_act = self.to_act
         res = self.engine.step(actions)
         self.pending += res.rewards.to(torch.float64)
         ended = res.info["final_index"]
@@ -616,15 +619,12 @@ class BatchedEnvRunner(EnvRunner, Checkpointable):
 
     def _episode(self, c: SeatChunk) -> SingleAgentEpisode:
         L = len(c.actions)
-        obs_space, act_space = self._spaces[self.module_id]
         session = f"{self.worker_index}:{c.session}:{self.env._calls}"
         return SingleAgentEpisode(
             id_=f"{session}:{c.seat}",
             observations=InfiniteLookbackBuffer({"action_mask": c.masks, "observations": c.obs}),
-            observation_space=obs_space,
             infos=[{} for _ in range(L + 1)],
             actions=InfiniteLookbackBuffer(c.actions),
-            action_space=act_space,
             rewards=InfiniteLookbackBuffer(c.rewards),
             terminated=c.terminated,
             truncated=c.truncated,
@@ -655,14 +655,16 @@ class BatchedEnvRunner(EnvRunner, Checkpointable):
         ended, self.env.ended = self.env.ended, []
         win = max(1, math.ceil(self.config.metrics_num_episodes_for_smoothing / (self.config.num_env_runners or 1)))
         for e in ended[-win:]:  # the windows keep the last `win` sessions: older ones would be dropped unread
-            returns = {f"player_{s}": r for s, r in e.seat_returns.items()}
-            seat_steps = {f"player_{s}": k for s, k in e.seat_steps.items()}
-            total = float(sum(returns.values()))
-            m.log_dict({EPISODE_LEN_MEAN: e.steps, EPISODE_RETURN_MEAN: total, EPISODE_DURATION_SEC_MEAN: e.seconds,
-                        EPISODE_AGENT_RETURN_MEAN: returns, EPISODE_AGENT_STEPS: seat_steps,
-                        EPISODE_MODULE_RETURN_MEAN: {self.module_id: total}}, window=win)
-            m.log_dict({EPISODE_LEN_MIN: e.steps, EPISODE_RETURN_MIN: total}, reduce="min", window=win)
-            m.log_dict({EPISODE_LEN_MAX: e.steps, EPISODE_RETURN_MAX: total}, reduce="max", window=win)
+            total = float(sum(e.seat_returns.values()))
+            for key, value in ((EPISODE_LEN_MEAN, e.steps), (EPISODE_RETURN_MEAN, total),
+                               (EPISODE_DURATION_SEC_MEAN, e.seconds), ((EPISODE_MODULE_RETURN_MEAN, self.module_id), total),
+                               *(((EPISODE_AGENT_RETURN_MEAN, f"player_{s}"), r) for s, r in e.seat_returns.items()),
+                               *(((EPISODE_AGENT_STEPS, f"player_{s}"), k) for s, k in e.seat_steps.items())):
+                m.log_value(key, value, window=win)  # what log_dict does with a nested dict, without its tree walk
+            for reduce, keys in (("min", (EPISODE_LEN_MIN, EPISODE_RETURN_MIN)),
+                                 ("max", (EPISODE_LEN_MAX, EPISODE_RETURN_MAX))):
+                m.log_value(keys[0], e.steps, reduce=reduce, window=win)
+                m.log_value(keys[1], total, reduce=reduce, window=win)
         if ended:
             m.log_value(NUM_EPISODES, len(ended), reduce="sum")
             m.log_value(NUM_EPISODES_LIFETIME, len(ended), reduce="lifetime_sum")
