@@ -284,3 +284,9 @@ def test_weighted_choice_draws_what_numpys_choice_draws():
             for _ in range(5):
                 assert weighted_choice(b, w) == int(a.choice(len(w), p=w / w.sum()))
                 assert a.integers(7) == b.integers(7)  # and the streams stay together
+
+
+def test_rllib_ppo_refuses_an_opponent_without_a_batched_form_in_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "train.rllib_ppo", "--opponents", "pimc=1", "--runs-root",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--env-runner stock" in proc.stderr

@@ -522,7 +522,6 @@ class BatchedEnvRunner(EnvRunner, Checkpointable):
         if self.config.batch_mode != "truncate_episodes":
             raise ConfigError(f"batch_mode={self.config.batch_mode!r} is not supported by the batched env runner; "
                               "allowed: 'truncate_episodes'")
-        self.spaces = kwargs.get("spaces") or {}
         self.worker_index = self.worker_index or 0
         self._device = get_device(self.config, 0 if not self.worker_index else self.config.num_gpus_per_env_runner)
         env_config = dict(self.config.env_config or {})
