@@ -227,6 +227,45 @@ def test_a_merged_unbroken_run_keeps_its_span_and_pools_with_later_chunks(tmp_pa
     assert "seed" not in gap.settings and "start" not in gap.settings
 
 
+def test_compressed_results_merge_and_reuse_like_plain_ones(tmp_path, capsys):
+    """A results file gzip-compressed (the series kept in docs/results/series are .json.gz) is read like the
+    plain one by --merge and by merge_results, named .json.gz or not; a broken one gets one line."""
+    import gzip
+
+    for name, start in (("a", 0), ("b", 5)):
+        assert main(["--pair", "beginner", "random", "--deals", "5", "--start", str(start), "--seed", "8",
+                     "--out", str(tmp_path / name), "--no-progress"]) == 0
+    a, b = (tmp_path / x / "results.json" for x in "ab")
+    packed = tmp_path / "a.json.gz"
+    packed.write_bytes(gzip.compress(a.read_bytes(), mtime=0))
+    odd = tmp_path / "b_gzipped.json"  # compressed under a plain name: the content decides
+    odd.write_bytes(gzip.compress(b.read_bytes(), mtime=0))
+    plain = merge_results([a, b]).pairs[0]
+    for files in ([packed, b], [a, odd], [packed, odd]):
+        got = merge_results(files).pairs[0]
+        assert got.deals == 10 and np.array_equal(got.per_deal, plain.per_deal)
+    capsys.readouterr()
+    assert main(["--merge", str(packed), str(odd)]) == 0
+    assert f"{plain.advantage.mean:+.3f}" in capsys.readouterr().out
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(packed.read_bytes()[:40])  # cut short
+    assert main(["--merge", str(broken), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "broken.json.gz cannot be read" in err and err.count("\n") == 1
+
+
+def test_the_kept_series_are_compressed_and_read():
+    """Every results file kept under docs/results/ is .json.gz, and each one loads."""
+    from agents.evaluation.tournament import load_results
+
+    root = Path(__file__).resolve().parents[1] / "docs" / "results"
+    assert not list(root.rglob("*.json")), "compress results files: gzip -9n FILE"
+    files = sorted(root.rglob("*.json.gz"))
+    assert files
+    for path in files:
+        assert load_results(path)["pair_results"], path
+
+
 def test_the_cli_refuses_an_unmergeable_set_with_one_line(tmp_path, capsys):
     """Overlapping deals given to --merge are a user's mistake: exit 2 and one line, no traceback."""
     assert main(["--pair", "beginner", "random", "--deals", "5", "--seed", "8", "--out", str(tmp_path / "a"),

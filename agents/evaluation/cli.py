@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "command run again (after a stop) plays only the missing chunks, then pools them all "
                         "(needs --out)")
     p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
-                   help="combine earlier results.json files into one cross-table instead of playing")
+                   help="combine earlier results.json files (plain or .json.gz) into one cross-table instead of playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("cross-table suite (agents/evaluation/crosstables.py)")
     g.add_argument("--suite", nargs="*", default=None, metavar="RULESET",
@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--search-against", nargs="+", default=["expert"], metavar="AGENT",
                    help="the agents pimc meets in the suite")
     g.add_argument("--reuse", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
-                   help="earlier results.json files pooled into the suite (their pairings are not played again)")
+                   help="earlier results.json files (plain or .json.gz) pooled into the suite (their pairings are not played "
+                        "again)")
     g.add_argument("--docs", default="docs/results", help="folder of the suite's pages and charts")
     g.add_argument("--readme", default=None, help="a file whose results block gets the summary table (README.md)")
     g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")

@@ -11,14 +11,18 @@ A tournament is written as ``results.json`` (the record every other tool reads a
 series in finished chunks so that a stopped run plays only what is missing. ``results.json`` names what
 played under ``provenance``: for each agent as named, the spec that rebuilds it (a file by its absolute
 path), its class and the SHA-256 of its code when it is not the project's own (:func:`agents.base.provenance`).
+:func:`load_results` reads a results file plain or gzip-compressed (the series kept in the repository are
+``.json.gz``).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import json
 import math
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -279,21 +283,29 @@ class ResultsFileError(ConfigError):
     """A results.json file that is missing, not JSON, or not shaped like what ``mauscheln eval --out`` writes."""
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of a gzip stream: a results file that starts with them is decompressed, whatever its name."""
+
+
 def load_results(path: str | Path) -> dict[str, Any]:
-    """Read and check one ``results.json``; its pairings are parsed into ``data["pair_results"]``.
+    """Read and check one ``results.json`` (plain, or gzip-compressed such as ``results.json.gz``); its pairings
+    are parsed into ``data["pair_results"]``.
 
     Raises :class:`ResultsFileError` naming the file and what is wrong with it.
     """
     path = Path(path)
+    allowed = "allowed: a results.json (or results.json.gz) written by mauscheln eval --out"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        if raw[:2] == GZIP_MAGIC:
+            raw = gzip.decompress(raw)
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
-        raise ResultsFileError(f"{path}: no such file; allowed: a results.json written by mauscheln eval --out") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsFileError(f"{path}: no such file; {allowed}") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise ResultsFileError(f"{path} cannot be read: {exc}") from exc
     except ValueError as exc:
-        raise ResultsFileError(f"{path} is not JSON ({exc}); allowed: a results.json written by mauscheln eval --out"
-                               ) from exc
+        raise ResultsFileError(f"{path} is not JSON ({exc}); {allowed}") from exc
     shape = "a mapping with settings (mapping), agents (list of names) and pairs (list of pairings)"
     if (not isinstance(data, dict) or not isinstance(data.get("settings"), dict)
             or not isinstance(data.get("agents"), list) or not all(isinstance(a, str) for a in data["agents"])
