@@ -1,4 +1,5 @@
-"""``mauscheln eval --suite``: one command per ruleset's cross-table, its page, chart and the README block."""
+"""``mauscheln eval --suite``: one command per ruleset's cross-table, its page, chart, the summary and the README
+block."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import pytest
 
 from agents.evaluation.cli import main
 from agents.evaluation.cli import main as evaluate_main
-from agents.evaluation.crosstables import END, KEPT, START, learned_for, summary_table
+from agents.evaluation.crosstables import END, KEPT, START, learned_for, summary_from_pages
 from agents.evaluation.duplicate import Settings
+from agents.evaluation.pages import MARK, read_page
 
 
 def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys):
@@ -24,8 +26,10 @@ def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys
                  "--docs", str(docs), "--out", str(out), "--readme", str(readme), "--no-progress"]) == 0
     page = (docs / "mousel.md").read_text(encoding="utf-8")
     for text in ("cross-table", "Elo (BT)", "| expert vs beginner | 3 |", "| pimc:samples=2,min_samples=2 vs expert | 1 |",
-                 "machine:", "command: `mauscheln eval --suite mousel", "measured:", "pooled with earlier"):
+                 "machine:", "command: `mauscheln eval --suite mousel", "date:", "commit:", "pooled:"):
         assert text in page, text
+    assert page.startswith(MARK)
+    assert read_page(docs / "mousel.md").data == [str(tmp_path / "earlier" / "results.json")]
     assert (docs / "mousel.png").stat().st_size > 1000
     # A hand-written tail after the KEPT line survives the next run; the generated part above it is rewritten.
     (docs / "mousel.md").write_text("stale generated part\n" + KEPT + "\n## The shipped policy\nby hand\n",
@@ -44,7 +48,9 @@ def test_suite_plays_pools_and_writes_the_page_chart_and_readme(tmp_path, capsys
         (a, b) for i, a in enumerate(field) for b in field[i + 1:]}
     text = readme.read_text(encoding="utf-8")
     assert text.startswith("intro\n") and text.endswith("rest\n") and "old" not in text
-    assert "| `mousel` |" in text and "not played" in text  # pimc (default) vs expert was not played here
+    assert "| [`mousel`](docs/mousel.md) |" in text and "not played" in text  # pimc (default) vs expert: not here
+    summary = (docs / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith(MARK) and "| [`mousel`](mousel.md) |" in summary and "](mousel.md) (3 deals)" in summary
 
 
 def test_suite_rejects_an_unknown_ruleset(capsys):
@@ -53,22 +59,21 @@ def test_suite_rejects_an_unknown_ruleset(capsys):
     assert err.count("\n") == 1 and "error:" in err and "skat" in err and "mauscheln" in err
 
 
-def test_summary_rows_name_the_deal_counts():
-
-    from agents.evaluation.duplicate import Estimate
-
-    class P:
-        def __init__(self, a, b, mean, deals):
-            self.candidate, self.baseline, self.deals = a, b, deals
-            self.advantage = Estimate(mean, mean - 0.1, mean + 0.1, deals)
-
-    class T:
-        ratings = {"random": -100.0, "beginner": 0.0, "expert": 100.0}
-        pairs = [P("beginner", "random", 1.0, 5), P("beginner", "expert", -0.5, 7)]
-
-    row = summary_table({"mouche": T()}).splitlines()[2]
-    assert "+1.000 ± 0.100 (5)" in row and "+0.500 ± 0.100 (7)" in row and "not played" in row
-    assert "—" in row  # pimc did not play: no Elo
+def test_the_summary_is_read_from_the_pages_and_links_every_figure(tmp_path):
+    """The summary row of a ruleset comes from its page's tables; a pairing played the other way round is
+    turned to the headline's side, one not played says so, and every figure is a link to the page."""
+    (tmp_path / "mouche.md").write_text("\n".join([
+        MARK, "# `mouche`", "", "* command: `x`", "", "## Cross-table", "",
+        "| agent | Elo (BT) | vs beginner | vs random |", "| --- | ---: | ---: | ---: |",
+        "| expert | +100 | — |  |", "| beginner | +0 | — |  |", "| random | -100 |  | — |", "",
+        "## Per pairing", "", "| pairing | deals | both formats | alone | field | won / lost / tied |",
+        "| --- | ---: | --- | --- | --- | --- |",
+        "| beginner vs random | 5 | +1.000 ± 0.100 | +1 | +1 | 1 / 1 / 1 |",
+        "| beginner vs expert | 7 | -0.500 ± 0.100 | -1 | -1 | 1 / 1 / 1 |", ""]), encoding="utf-8")
+    row = summary_from_pages(tmp_path).splitlines()[2]
+    assert "[+1.000 ± 0.100](mouche.md) (5 deals)" in row and "[+0.500 ± 0.100](mouche.md) (7 deals)" in row
+    assert "not played" in row and "[+100](mouche.md)" in row
+    assert "/ —" in row  # pimc did not play: no Elo
 
 
 @pytest.mark.parametrize("bad", [["--search-deals", "-1"], ["--workers", "0"]])

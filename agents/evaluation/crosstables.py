@@ -12,22 +12,22 @@ options, single deals from an empty pot) the suite plays, by duplicate deals,
 
 pools in earlier ``results.json`` files given with ``--reuse`` (their pairings
 on the same table are not played again; chunks of one series are pooled deal
-by deal), and writes ``docs/results/<ruleset>.md`` (cross-table with
-Bradley–Terry Elo, per-format figures, deal counts, the command, the date, the
-machine and the commit; a hand-written tail after the :data:`KEPT` line of the
-old page, such as the shipped policy's training record, is kept),
-``docs/results/<ruleset>.png`` (the chart) and the
-played results under ``--out`` (default ``runs/suite``). ``--readme`` rewrites
-the summary table between the ``<!-- results:start -->`` and
-``<!-- results:end -->`` markers of that file, one row per ruleset.
+by deal), and writes ``docs/results/<ruleset>.md`` (a generated page,
+:mod:`agents.evaluation.pages`: cross-table with Bradley–Terry Elo, per-format
+figures, deal counts, the command, the date, the commit and the machine; a
+hand-written tail after the :data:`KEPT` line of the old page is kept),
+``docs/results/<ruleset>.png`` (the chart) and the played results under
+``--out`` (default ``runs/suite``). ``docs/results/summary.md`` is rebuilt from
+every ruleset page in the folder (:func:`summary_from_pages`): one row per
+ruleset, each figure a link to the page that owns it. ``--readme`` puts the same
+table between the ``<!-- results:start -->`` and ``<!-- results:end -->``
+markers of that file.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import platform
-import subprocess
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +36,7 @@ from typing import Any
 from agents.base import agent_from_spec
 from agents.evaluation.charts import tournament_chart
 from agents.evaluation.duplicate import Settings
+from agents.evaluation.pages import header, read_page
 from agents.evaluation.tournament import (
     CROSSTABLE_LEGEND,
     Tournament,
@@ -76,19 +77,6 @@ def learned_for(settings: Settings) -> list[str]:
 
 def _table_key(settings: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in settings.items() if k not in ("deals", "seed", "start", "backend")}
-
-
-def machine() -> str:
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}"
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent, timeout=10)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: Sequence[str], seed: int,
@@ -134,7 +122,7 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
 
 
 def _fmt(e) -> str:
-    return e.text()
+    return f"{e.mean:+.3f} ± {e.half_width:.3f}"
 
 
 def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused: Sequence[Path],
@@ -144,23 +132,14 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
     have_chart = tournament_chart(t.ratings, t.pairs, _settings_line(t), chart) is not None
     s = t.settings
     options = dict(s.get("rule_options") or [])
-    lines = [
-        f"# `{ruleset}`: cross-table at the default table",
-        "",
-        f"{s.get('players')} players, the ruleset's default options{' ' + str(options) if options else ''}, "
-        f"single deals (`--session-deals {s.get('session_deals', 1)}`) from a pot of {s.get('pot', 0)}; "
-        "duplicate deals, both formats, 95 % intervals over deals. Chips per deal (Muschka: points).",
-        "",
-        f"* measured: {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit()}",
-        f"* machine: {machine()}",
-        f"* command: `{command}`",
-    ]
-    if reused:
-        lines.append("* pooled with earlier results (played with the same table and seed series): "
-                     + ", ".join(f"`{p}`" for p in reused))
-    if note:
-        lines.append(f"* {note}")
-    lines += ["", "## Cross-table", "", t.crosstable_markdown(), "", CROSSTABLE_LEGEND, "",
+    intro = (f"{s.get('players')} players, the ruleset's default options{' ' + str(options) if options else ''}, "
+             f"single deals (`--session-deals {s.get('session_deals', 1)}`) from a pot of {s.get('pot', 0)}; "
+             "duplicate deals, both formats, 95 % intervals over deals. Chips per deal (Muschka: points).")
+    notes = ["pooled: the pairings of the data files were pooled from them (played earlier with the same table and "
+             "seed series); the command played the others"] if reused else []
+    lines = header(f"`{ruleset}`: cross-table at the default table", command, intro=intro,
+                   data=[str(p) for p in reused], notes=[*notes, *([note] if note else [])])
+    lines += ["## Cross-table", "", t.crosstable_markdown(), "", CROSSTABLE_LEGEND, "",
               "## Per pairing", "",
               "| pairing | deals | both formats | alone | field | won / lost / tied |",
               "| --- | ---: | --- | --- | --- | --- |"]
@@ -184,40 +163,77 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
     return page
 
 
-def summary_table(results: dict[str, Tournament], docs_rel: str = "docs/results") -> str:
-    """One row per ruleset: the Elo of each agent and the acceptance pairings, with their deal counts."""
-    head = "| ruleset | Elo: random / beginner / expert / pimc | beginner vs random | expert vs beginner | " \
-           "pimc vs expert | page |"
-    rows = [head, "| --- | --- | --- | --- | --- | --- |"]
-    for ruleset, t in results.items():
-        elo = " / ".join(f"{t.ratings[a]:+.0f}" if a in t.ratings and any(a in (p.candidate, p.baseline)
-                                                                          for p in t.pairs) else "—"
-                         for a in ("random", "beginner", "expert", "pimc"))
-        cells = []
+SUMMARY_AGENTS = ("random", "beginner", "expert", "pimc")
+"""The agents whose Elo the summary shows."""
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def figures_of_page(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]]]:
+    """The Elo of each agent and ``{(candidate, baseline): (both formats, deals)}`` as a ruleset page shows them
+    (the tables :func:`write_page` writes)."""
+    elo: dict[str, str] = {}
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("| ") and not line.startswith(("| ---", "| agent |", "| pairing |")):
+            cells = _cells(line)
+            if section == "Cross-table" and len(cells) >= 2:
+                elo[cells[0]] = cells[1]
+            elif section == "Per pairing" and len(cells) >= 3 and " vs " in cells[0]:
+                a, b = cells[0].split(" vs ", 1)
+                pairs[(a, b)] = (cells[2], cells[1])
+    return elo, pairs
+
+
+def _negated(figure: str) -> str:
+    sign = {"+": "-", "-": "+", "−": "+"}
+    return sign[figure[0]] + figure[1:] if figure and figure[0] in sign else figure
+
+
+def summary_from_pages(docs: Path, link_prefix: str = "") -> str:
+    """One row per ruleset page in ``docs``: the Elo of each agent and the headline pairings with their deal
+    counts, each figure a link to ``<link_prefix><ruleset>.md``, the page that owns it."""
+    head = ("| ruleset | Elo: random / beginner / expert / pimc | beginner vs random | expert vs beginner | "
+            "pimc vs expert |")
+    rows = [head, "| --- | --- | --- | --- | --- |"]
+    for ruleset in RULESETS:
+        path = docs / f"{ruleset}.md"
+        if not path.is_file():
+            continue
+        page = read_page(path)
+        elo, pairs = figures_of_page(page.generated or page.tail)
+        link = f"{link_prefix}{ruleset}.md"
+        cells = [" / ".join(f"[{elo[a]}]({link})" if a in elo else "—" for a in SUMMARY_AGENTS)]
         for a, b in HEADLINES:
-            p = next((p for p in t.pairs if (p.candidate, p.baseline) == (a, b)), None)
-            q = next((p for p in t.pairs if (p.candidate, p.baseline) == (b, a)), None)
-            if p is not None:
-                cells.append(f"{_fmt(p.advantage)} ({p.deals})")
-            elif q is not None:
-                cells.append(f"{q.advantage.text(-1)} ({q.deals})")
+            if (a, b) in pairs:
+                figure, deals = pairs[(a, b)]
+            elif (b, a) in pairs:
+                figure, deals = pairs[(b, a)]
+                figure = " ± ".join([_negated(figure.split(" ± ")[0]), *figure.split(" ± ")[1:]])
             else:
                 cells.append("not played")
-        rows.append(f"| `{ruleset}` | {elo} | " + " | ".join(cells) + f" | [{ruleset}]({docs_rel}/{ruleset}.md) |")
+                continue
+            cells.append(f"[{figure}]({link}) ({deals} deals)")
+        rows.append(f"| [`{ruleset}`]({link}) | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
-def merge_rows(path: Path, table: str) -> str:
-    """``table`` with the rows of the rulesets it lacks taken from an earlier summary at ``path`` (ruleset order)."""
-    rows = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith("| `"):
-                rows[line.split("`")[1]] = line
-    lines = table.splitlines()
-    for line in lines[2:]:
-        rows[line.split("`")[1]] = line
-    return "\n".join([*lines[:2], *(rows[r] for r in RULESETS if r in rows)])
+def write_summary(docs: Path, command: str) -> str:
+    """``docs/summary.md`` from the ruleset pages in ``docs``; returns the table."""
+    table = summary_from_pages(docs)
+    lines = header("Cross-tables of every ruleset: summary", command, intro=(
+        "One row per ruleset page of this folder: the Bradley–Terry Elo of the scripted agents and `pimc`, and the "
+        "headline pairings (advantage of the first agent over the second in chips per deal, Muschka points, "
+        "± the 95 % half-width, with the deals played). Every figure is a link to the ruleset's page, which owns "
+        "it and names the command, date, commit and machine that measured it; this page is rebuilt from those "
+        "pages by every `mauscheln eval --suite`."))
+    atomic_write_text(docs / "summary.md", "\n".join([*lines, table, ""]))
+    return table
 
 
 def update_readme(readme: Path, table: str) -> None:
@@ -242,20 +258,19 @@ def suite_main(args: Any, command: str) -> int:
         raise ConfigError(f"--search-deals {args.search_deals} is not allowed; allowed: a whole number >= 0")
     out = args.out if args.out is not None else Path("runs/suite")
     docs = Path(args.docs)
-    results: dict[str, Tournament] = {}
     for r in rulesets:
         t = run_ruleset(r, deals=args.deals, search_deals=args.search_deals,
                         search_against=args.search_against, seed=args.seed, workers=args.workers,
                         reuse=args.reuse or [], out=out, docs=docs, command=command, note=args.note or "",
                         progress=not args.no_progress, learned=not args.no_learned)
-        results[r] = t
         print(f"{r}: wrote {docs / (r + '.md')} and {docs / (r + '.png')}")
         print(t.crosstable_markdown())
         print()
-    table = merge_rows(docs / "summary.md", summary_table(results))
-    atomic_write_text(docs / "summary.md", table + "\n")
+    table = write_summary(docs, command)
     print(table)
     if args.readme is not None:
-        update_readme(Path(args.readme), table)
+        readme = Path(args.readme)
+        rel = Path(os.path.relpath(docs.resolve(), readme.resolve().parent)).as_posix()
+        update_readme(readme, re.sub(r"\]\(([a-z_]+\.md)\)", lambda m: f"]({rel}/{m.group(1)})", table))
         print(f"updated the summary table in {args.readme}")
     return 0
