@@ -1,7 +1,7 @@
 """Run the reference field of every table of a suite through ``mauscheln bench run`` and submit the records.
 
-This is how the shipped records (package data, ``agents/bench/records/v1``) and the leaderboard in the
-README were made::
+This is how the shipped records (package data, ``agents/bench/records/v1``) were made (docs/results/leaderboard.md
+shows them; ``python benchmarks/results_pages.py leaderboard`` rewrites that page)::
 
     nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out agents/bench/records/v1
 

@@ -481,7 +481,7 @@ def test_pimc_on_a_learned_model_improves_on_the_policys_own_choice(policy):
 
 @pytest.mark.parametrize("policy", SHIPPED_4)
 def test_pimc_searching_only_the_card_play_keeps_the_policys_bidding(policy):
-    """``phases=play`` (the search agent of docs/results/search_with_policy.md): every decision before the card
+    """``phases=play`` (the search agent; docs/results/series.md): every decision before the card
     play is the policy's own (same checkpoint, same seed), and only card-play decisions are searched."""
     game = Game(make_config(policy[:-1], 4, max_deals=1))
     before_play = 0

@@ -47,7 +47,7 @@ decisions for the belief (a sampled action that agrees with the seat's, so the
 expected weight follows the policy's probability of it). The exact search of the
 tricks does not use the model; the expert's card strength still orders the
 discard sets. This is search on top of a learned policy: ``pimc:model=mauscheln4``. With a learned model, ``phases=play`` is the measured choice
-(docs/results/search_with_policy.md): searching the bidding by rollouts of the policy at every seat judges a
+(docs/development/lab-notebook.md, the search on top of a policy): searching the bidding by rollouts of the policy at every seat judges a
 decision against a table of the policy, and it lost ground against ``pimc``, whose seats play otherwise; the
 exact search of the card play did not.
 
