@@ -36,7 +36,7 @@ from typing import Any
 from agents.base import agent_from_spec
 from agents.evaluation.charts import tournament_chart
 from agents.evaluation.duplicate import Settings
-from agents.evaluation.pages import header, read_page
+from agents.evaluation.pages import HAND_WRITTEN, header, read_page
 from agents.evaluation.tournament import (
     CROSSTABLE_LEGEND,
     Tournament,
@@ -55,8 +55,8 @@ from mauscheln_env.files import atomic_write_text
 
 SCRIPTED = ("random", "beginner", "expert")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
-KEPT = "<!-- written by hand: eval --suite keeps what follows -->"
-"""A page's hand-written tail (e.g. the shipped policy's training and `pimc` series) starts at this line."""
+KEPT = HAND_WRITTEN
+"""A page's hand-written tail starts at this line (eval --suite keeps it; it owns no figure)."""
 HEADLINES = (("beginner", "random"), ("expert", "beginner"), ("pimc", "expert"))
 """The pairings the summary table shows, besides the Elo of every agent."""
 

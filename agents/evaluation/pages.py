@@ -3,8 +3,8 @@
 A results page is written by a command and never edited by hand: its first line is :data:`MARK`, then its
 title, then the provenance block of :func:`provenance` — the command that wrote it, the date, the commit and
 the machine. The measured figures of a page belong to it; every other page and the README link to it instead
-of repeating them (``tests/test_figures.py`` checks that). A page may keep a hand-written tail after a line
-such as :data:`agents.evaluation.crosstables.KEPT`; such a tail is prose like any other page and owns nothing.
+of repeating them (``tests/test_figures.py`` checks that). A page may keep a hand-written tail after the line
+:data:`HAND_WRITTEN`; such a tail is prose like any other page and owns nothing.
 
 :func:`read_page` splits a page back into its generated part, its provenance and its tail, for the checks and
 for the index of the results pages.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 MARK = "<!-- generated page: run the command below to rewrite it; do not edit it by hand -->"
 """The first line of every generated results page."""
-TAIL_MARKS = ("<!-- written by hand: eval --suite keeps what follows -->",)
-"""Lines after which a generated page keeps a hand-written tail (owned by no command)."""
+HAND_WRITTEN = "<!-- written by hand: eval --suite keeps what follows -->"
+"""The line after which a generated page keeps a hand-written tail (owned by no command)."""
 FIELDS = ("command", "date", "commit", "machine")
 """The provenance every generated page states, one ``* name: value`` line each."""
 
@@ -98,10 +98,9 @@ def read_page(path: str | Path) -> Page:
     if not text.startswith(MARK):
         return Page(path, "", text)
     generated, tail = text, ""
-    for mark in TAIL_MARKS:
-        if mark in generated:
-            generated, rest = generated.split(mark, 1)
-            tail = mark + rest
+    if HAND_WRITTEN in text:
+        generated, rest = text.split(HAND_WRITTEN, 1)
+        tail = HAND_WRITTEN + rest
     title = next((line[2:].strip() for line in generated.splitlines() if line.startswith("# ")), "")
     fields: dict[str, str] = {}
     data: list[str] = []
