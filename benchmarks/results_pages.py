@@ -270,8 +270,9 @@ def performance_page(command: str) -> tuple[Path, str]:
     lines += ["## Tensor agents against the Python agents", "",
               f"`python benchmarks/tensor_agents_speed.py` ({data['title']}): decisions per second of the Python "
               "agent (one `act` per decision) and of its tensor form (`act` over batches, one torch thread) on the "
-              "same decisions of the same run. The file also holds two-thread figures, taken while the host was "
-              "overloaded; they are not shown.", "",
+              "same decisions of the same run. The file records neither the commit nor the machine's load; the lab "
+              "notebook's entry of that day has the command and the load of the run. The file also holds "
+              "two-thread figures; they are not shown, since that run's host was overloaded.", "",
               "| ruleset | players | agent | tensor class | Python decisions/s | tensor decisions/s | "
               "tensor / Python |",
               "| --- | ---: | --- | --- | ---: | ---: | ---: |"]
