@@ -326,8 +326,12 @@ def index_page(command: str) -> tuple[Path, str]:
         short = cmd if len(cmd) <= 60 else cmd[:57] + "…"
         lines.append(f"| [{page.title}]({path.name}) | {what} | `{short}` | {f.get('date', '?')} | "
                      f"{f.get('commit', '?')} | {f.get('machine', '?')} |")
+    conf = ROOT / "docs" / "conf.py"
+    excluded = conf.read_text(encoding="utf-8") if conf.is_file() else ""
+    tree = [p.stem for p in pages if f'"results/{p.name}"' not in excluded]  # the site leaves excluded pages out
     lines += ["", "Data behind the pages: [series/](series/README.md) (evaluation series, `.json.gz`), "
-              "`benchmarks/results/` (benchmark records), `benchmarks/tensor_agents_speed.json`.", ""]
+              "`benchmarks/results/` (benchmark records), `benchmarks/tensor_agents_speed.json`.", "",
+              "```{toctree}", ":hidden:", "", *tree, "```", ""]
     return DOCS / "index.md", "\n".join(lines)
 
 
