@@ -208,7 +208,7 @@ def series_page(command: str) -> tuple[Path, str]:
     out = header("Evaluation series kept in the repository", command, data=data, intro=(
         "Pairings that cost hours on a 2-core machine (`pimc` searches every decision) are played in chunks, each "
         "kept as the `results.json` that `mauscheln eval` wrote, gzip-compressed, under "
-        "[series/](series/README.md): the command, the settings and every deal's figures, so that the chunks of a "
+        "[series/](series/): the command, the settings and every deal's figures, so that the chunks of a "
         "series pool deal by deal. Each row pools one series (advantage of the first agent in chips per deal, "
         "± the 95 % half-width over deals, both duplicate formats); a series that another page pools links to it. "
         "Pool one yourself with `mauscheln eval --merge docs/results/series/<ruleset>/<files>.json.gz`."))
@@ -315,6 +315,9 @@ def index_page(command: str) -> tuple[Path, str]:
              "exploitability.md", "performance.md"]
     pages = sorted((p for p in DOCS.glob("*.md") if p.name != "index.md"),
                    key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
+    conf = ROOT / "docs" / "conf.py"
+    excluded = conf.read_text(encoding="utf-8") if conf.is_file() else ""
+    in_site = [p for p in pages if f'"results/{p.name}"' not in excluded]  # the site leaves excluded pages out
     for path in pages:
         page = read_page(path)
         if not page.is_generated:
@@ -324,12 +327,11 @@ def index_page(command: str) -> tuple[Path, str]:
         what = f"the cross-table of `{ruleset}` at its default table" if ruleset else WHAT.get(path.name, page.title)
         cmd = f.get("command", "?")
         short = cmd if len(cmd) <= 60 else cmd[:57] + "…"
-        lines.append(f"| [{page.title}]({path.name}) | {what} | `{short}` | {f.get('date', '?')} | "
+        name = f"[{page.title}]({path.name})" if path in in_site else f"{page.title} (`{path.name}`)"
+        lines.append(f"| {name} | {what} | `{short}` | {f.get('date', '?')} | "
                      f"{f.get('commit', '?')} | {f.get('machine', '?')} |")
-    conf = ROOT / "docs" / "conf.py"
-    excluded = conf.read_text(encoding="utf-8") if conf.is_file() else ""
-    tree = [p.stem for p in pages if f'"results/{p.name}"' not in excluded]  # the site leaves excluded pages out
-    lines += ["", "Data behind the pages: [series/](series/README.md) (evaluation series, `.json.gz`), "
+    tree = [p.stem for p in in_site]
+    lines += ["", "Data behind the pages: [series/](series/) (evaluation series, `.json.gz`, and what each is), "
               "`benchmarks/results/` (benchmark records), `benchmarks/tensor_agents_speed.json`.", "",
               "```{toctree}", ":hidden:", "", *tree, "```", ""]
     return DOCS / "index.md", "\n".join(lines)
