@@ -12,7 +12,7 @@ Pages (each starts with the mark and the provenance block of :mod:`agents.evalua
   how it was played (docs/results/series/series.yaml) and its figures, pooled per series; a series that another
   page pools (its ``data:`` line names the files) links to that page instead of repeating the figure;
 * ``leaderboard``: docs/results/leaderboard.md, the ratings and cross-tables of the benchmark records shipped in
-  benchmarks/results/<suite>/ (what ``mauscheln bench leaderboard`` prints once they are submitted);
+  agents/bench/records/<suite>/ (the shipped records, what ``mauscheln bench leaderboard`` prints);
 * ``performance``: docs/results/performance.md, the speed measurements kept as data
   (benchmarks/tensor_agents_speed.json);
 * ``summary``: docs/results/summary.md, one row per ruleset cross-table page (``mauscheln eval --suite`` writes
@@ -29,7 +29,6 @@ import hashlib
 import json
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,6 @@ PROG = "results_pages"
 DOCS = ROOT / "docs" / "results"
 SERIES = DOCS / "series"
 POLICIES = ROOT / "agents" / "learned" / "policies"
-RECORDS = ROOT / "benchmarks" / "results"
 SPEED = ROOT / "benchmarks" / "tensor_agents_speed.json"
 
 
@@ -225,25 +223,19 @@ def series_page(command: str) -> tuple[Path, str]:
 
 # ---------------------------------------------------------------------- leaderboard
 def leaderboard_page(command: str, suite: str = "v1") -> tuple[Path, str]:
-    from agents.bench.leaderboard import board_markdown, leaderboard, read_record, submit
+    from agents.bench.leaderboard import board_markdown, leaderboard, read_record, shipped_paths
 
-    paths = sorted((RECORDS / suite).glob("*/*.json.gz"))
+    paths = shipped_paths(suite)
     if not paths:
-        raise ConfigError(f"no records under {rel(RECORDS / suite)}")
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "leaderboard.sqlite"
-        records = {}
-        for path in paths:
-            record = read_record(path)
-            records[path] = record
-            submit(record, db, source=rel(path))
-        boards = leaderboard(db, suite)
-    lines = header(f"Benchmark leaderboard, suite {suite}", command, data=[f"benchmarks/results/{suite}/*/*.json.gz"],
+        raise ConfigError(f"no shipped records of suite {suite}")
+    records = {path: read_record(path) for path in paths}
+    boards = leaderboard(suite=suite, yours=False)  # the shipped records alone, as a fresh install shows them
+    lines = header(f"Benchmark leaderboard, suite {suite}", command, data=[f"agents/bench/records/{suite}/*/*.json.gz"],
                    intro=(
         "Every table of the suite: the Bradley–Terry rating (Elo scale, centred) of each agent from the per-deal "
         "wins over the table's fixed deals, with its 95 % interval, then the cross-table of mean advantages (row "
         "agent over column agent, chips per deal, ± the 95 % half-width). Made from the result records shipped in "
-        f"`benchmarks/results/{suite}/` as `mauscheln bench submit` and `mauscheln bench leaderboard` make it; the "
+        f"`agents/bench/records/{suite}/` (package data) as `mauscheln bench leaderboard` shows them; the "
         "records of each table are listed under it with the commit, date and machine that played them. The "
         "protocol: [the benchmark](../evaluation/benchmark.md)."))
     for board in boards:
@@ -332,7 +324,7 @@ def index_page(command: str) -> tuple[Path, str]:
                      f"{f.get('commit', '?')} | {f.get('machine', '?')} |")
     tree = [p.stem for p in in_site]
     lines += ["", "Data behind the pages: [series/](series/) (evaluation series, `.json.gz`, and what each is), "
-              "`benchmarks/results/` (benchmark records), `benchmarks/tensor_agents_speed.json`.", "",
+              "`agents/bench/records/` (benchmark records), `benchmarks/tensor_agents_speed.json`.", "",
               "```{toctree}", ":hidden:", "", *tree, "```", ""]
     return DOCS / "index.md", "\n".join(lines)
 
