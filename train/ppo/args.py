@@ -292,6 +292,13 @@ def check_args(args: Args) -> None:
             raise ConfigError(f"imitate_decisions={args.imitate_decisions} leaves no self-play update of "
                               f"total_decisions={args.total_decisions}; allowed: fewer imitation decisions than "
                               "total_decisions minus one update")
+    ranks = args.nproc or int(os.environ.get("WORLD_SIZE", "1") or 1)
+    batch = args.num_envs // max(ranks, 1) * args.num_steps  # the decisions of one rank's rollout, at most
+    if args.num_minibatches > batch:
+        per_rank = f" on each of {ranks} ranks" if ranks > 1 else ""
+        raise ConfigError(f"num_minibatches={args.num_minibatches} is more than the {batch} decisions of a rollout"
+                          f"{per_rank} (num_envs {args.num_envs} x num_steps {args.num_steps}), so a minibatch would "
+                          f"be empty; allowed: 1..{batch}")
     if (args.magnet is None) != (args.magnet_coef == 0):
         raise ConfigError(f"magnet={args.magnet!r} with magnet_coef={args.magnet_coef}: allowed: both (a policy "
                           "and a weight > 0) or neither")
