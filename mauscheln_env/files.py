@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mauscheln_env.errors import MauschelnError
+
 
 def atomic_write(path: str | Path, write: Callable[[Path], object], mode: int = 0o644) -> Path:
     """Call ``write(tmp)`` to fill a temporary file beside ``path``, then rename it over ``path``."""
@@ -58,3 +60,29 @@ def strict_json(value: Any, **kwargs: Any) -> str:
     Readers take ``null`` for an undefined number; Python's ``json`` still reads files with the bare words.
     """
     return json.dumps(finite_or_none(value), allow_nan=False, **kwargs)
+
+
+def check_output_path(path: str | Path, flag: str, *, folder: bool = False) -> Path:
+    """``path`` as the output of a command, refused before any work when nothing can be written there as asked:
+    empty text, a folder where a file is wanted (``folder=False``) or a file where a folder is, or a path below an
+    existing file. Raises :class:`~mauscheln_env.errors.MauschelnError` naming ``flag``. Whether an existing
+    output may be replaced is each command's own rule."""
+    if not str(path).strip():
+        raise MauschelnError(f"{flag} is empty; allowed: a {'folder' if folder else 'file'} path")
+    path = Path(path)
+    if path.exists():
+        if folder and not path.is_dir():
+            raise MauschelnError(f"{flag} {path} is a file; allowed: a folder")
+        if not folder and path.is_dir():
+            raise MauschelnError(f"{flag} {path} is a folder; allowed: a file path")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise MauschelnError(f"{flag} {path}: {parent} is a file, not a folder; allowed: a path whose "
+                                     "folders are folders")
+            break
+    where = path if folder and path.is_dir() else next((p for p in path.parents if p.is_dir()), Path("."))
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise MauschelnError(f"{flag} {path}: the folder {where} cannot be written here; allowed: a path in a "
+                             "writable folder")
+    return path

@@ -25,12 +25,14 @@ The training script reads the same three from its YAML config (``ruleset``,
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from mauscheln_env.config import RULESETS, RuleConfig, make_config
-from mauscheln_env.errors import ConfigError
+from mauscheln_env.errors import ConfigError, shown
 
 RULE_SYNTAX = "KEY=VALUE, e.g. knock=true or stake=8"
 
@@ -118,6 +120,14 @@ def config_from_namespace(ns: argparse.Namespace, **fixed: tuple[Any, str]) -> R
     return rule_config(ns.ruleset, ns.players, rule_options(ns), **fixed)
 
 
+def path_arg(text: str) -> Path:
+    """The argparse ``type`` of a path flag: an empty path (an unset shell variable) is refused instead of being read
+    as the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path is not allowed; allowed: a file or folder path")
+    return Path(text)
+
+
 def options_of(config: RuleConfig, *, skip: Iterable[str] = ("max_deals",)) -> dict[str, Any]:
     """Every option of ``config`` but ``skip``: with its ruleset and player count, the same rules again."""
     skip = set(skip)
@@ -128,7 +138,13 @@ class ArgumentParser(argparse.ArgumentParser):
     """An argparse parser whose usage errors are one line ``PROG: error: ...`` on stderr, exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        fail(self.prog, f"{message} (see {self.prog} --help)")
+        fail(self.prog, f"{cut_long_values(message)} (see {self.prog} --help)")
+
+
+def cut_long_values(message: str) -> str:
+    """``message`` with every quoted value of 300 characters or more cut short (a number with thousands of digits
+    typed as a flag's value), as :func:`mauscheln_env.errors.shown` cuts a value."""
+    return re.sub(r"'([^']{300,})'", lambda m: shown(m.group(1)), message)
 
 
 def fail(prog: str, message: Any) -> None:

@@ -9,6 +9,7 @@ Rule options are validated by the rulesets' typed options (``mauscheln_env/optio
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import multiprocessing
 import os
@@ -36,21 +37,23 @@ BIG = 10**400
 
 # ---------------------------------------------------------------------- helpers
 def _main(command: str):
-    if command == "demo":
-        from agents.play.demo import main
-    elif command == "eval":
-        from agents.evaluation.cli import main
-    elif command == "play":
-        from agents.play.terminal import main
-    elif command == "train":
-        from train.ppo_selfplay import main
-    else:
+    if command == "sb3":
         from train.sb3_maskable import main
-    return main
+
+        return main
+    from mauscheln.cli import SUBCOMMANDS
+
+    return importlib.import_module(SUBCOMMANDS[command][0]).main
 
 
-PROGS = {"demo": "mauscheln demo", "eval": "mauscheln eval", "play": "mauscheln play", "train": "mauscheln train",
-         "sb3": "python -m train.sb3_maskable"}
+PROGS = {"sb3": "python -m train.sb3_maskable"}
+
+
+def _prog(command: str, argv: list[str]) -> str:
+    """The name a command's errors start with: ``mauscheln bench run`` for a bench subcommand."""
+    if command == "bench":
+        return f"mauscheln bench {argv[0]}"
+    return PROGS.get(command, f"mauscheln {command}")
 
 
 def run_cli(command: str, argv: list[str], capsys) -> tuple[int, str, str]:
@@ -68,7 +71,7 @@ def assert_refused(command: str, argv: list[str], needles: list[str], capsys) ->
     lines = err.splitlines()
     assert rc == 2, (rc, err[-2000:])
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"{PROGS[command]}: error: "), lines
+    assert lines[0].startswith(f"{_prog(command, argv)}: error: "), lines
     assert "Traceback" not in err
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
@@ -115,6 +118,11 @@ class Cli:
     needles: list[str]
     setup: object = None  # a function (tmp_path, files) -> extra argv, for cases that need files
     marks: list = field(default_factory=list)
+    chdir: bool = False  # run in tmp_path, so that a write to the working directory shows
+
+
+AS_ROOT = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads and writes any file")
+"""For the cases of a file or folder without permissions (chmod 000), which root may read and write anyway."""
 
 
 def _file(tmp: Path, name: str, text: str) -> str:
@@ -145,7 +153,7 @@ CLI_CASES = {
                               setup=lambda t, f: ["--out", _file(t, "taken.txt", "x")]),
     "eval out not empty": Cli("eval", ["--agents", "random", "expert", "--deals", "1000000000"],
                               ["is not empty", "--overwrite"], setup=lambda t, f: ["--out", str(f["results"].parent)]),
-    "eval pot": Cli("eval", ["--agents", "random", "expert", "--pot", "-1"], ["pot=-1", "allowed: a whole number >= 0"]),
+    "eval pot": Cli("eval", ["--agents", "random", "expert", "--pot", "-1"], ["pot=-1", "allowed: a whole number 0..2147483647"]),
     "eval spec seed": Cli("eval", ["--agents", "random:seed=3", "expert"], ["seed", "allowed: no parameters"]),
     "eval learned without a shipped policy": Cli("eval", ["--agents", "learned", "random", "--players", "6"],
                                                  ["no policy is shipped for mauscheln with 6 players", "allowed"]),
@@ -164,12 +172,93 @@ CLI_CASES = {
                                          ["trained for mauscheln, 4 players", "5 players"]),
     "eval policy without knock": Cli("eval", ["--pair", "learned:checkpoint=mauscheln4", "random", "--rule", "knock=true"],
                                      ["knock: trained False, here True"]),
-    "eval workers": Cli("eval", ["--agents", "random", "expert", "--workers", "0"], ["--workers 0", ">= 1"]),
+    "eval workers": Cli("eval", ["--agents", "random", "expert", "--workers", "0"], ["--workers 0", "1..1024"]),
     "eval agent named twice": Cli("eval", ["--agents", "random", "expert", "random"],
                                   ["random more than once", "allowed: distinct agents"]),
     "eval pairing with itself": Cli("eval", ["--pair", "expert", "expert"], ["expert vs expert", "two distinct"]),
     "eval rule clash": Cli("eval", ["--agents", "random", "expert", "--rule", "max_deals=2"],
                            ["max_deals", "--session-deals"]),
+    # eval: siblings of the agent named twice (the same agent spelled two ways, a pairing given twice)
+    "eval agent spelled twice": Cli("eval", ["--agents", "random", "random:"], ["random and random: (both random)",
+                                                                                 "allowed: distinct agents"]),
+    "eval agent with its defaults": Cli("eval", ["--agents", "pimc", "pimc:samples=16", "random"],
+                                        ["pimc and pimc:samples=16", "distinct agents"]),
+    "eval pairing twice": Cli("eval", ["--pair", "random", "expert", "--pair", "random", "expert"],
+                              ["random vs expert is given twice", "allowed: each pairing once"]),
+    "eval pairing and its reverse": Cli("eval", ["--pair", "random", "expert", "--pair", "expert", "random"],
+                                        ["expert vs random is given twice", "its reverse is the same pairing"]),
+    "eval candidate repeats a pairing": Cli("eval", ["--pair", "random", "expert", "--candidate", "random",
+                                                     "--baseline", "expert"], ["is given twice"]),
+    "eval candidate is its baseline": Cli("eval", ["--candidate", "expert", "--baseline", "expert:"],
+                                          ["names one agent twice", "two distinct agents"]),
+    # eval: numbers (huge, signed zero, a digit that is no decimal digit, empty, thousands of digits)
+    "eval deals huge": Cli("eval", ["--agents", "random", "expert", "--deals", str(10**30)],
+                           ["deals=1000000000000000000000000000000", "allowed: a whole number 1..10000000"]),
+    "eval deals minus zero": Cli("eval", ["--agents", "random", "expert", "--deals", "-0"], ["deals=0", "1..10000000"]),
+    "eval deals superscript": Cli("eval", ["--agents", "random", "expert", "--deals", "²"], ["invalid int value: '²'"]),
+    "eval deals empty": Cli("eval", ["--agents", "random", "expert", "--deals", ""], ["invalid int value: ''"]),
+    "eval deals nan": Cli("eval", ["--agents", "random", "expert", "--deals", "nan"], ["invalid int value: 'nan'"]),
+    "eval deals thousands of digits": Cli("eval", ["--agents", "random", "expert", "--deals", "9" * 5000],
+                                          ["invalid int value", "(5002 characters)"]),
+    "eval seed negative": Cli("eval", ["--agents", "random", "expert", "--seed", "-1"], ["seed=-1", ">= 0"]),
+    "eval start negative": Cli("eval", ["--agents", "random", "expert", "--start", "-1"], ["start=-1", ">= 0"]),
+    "eval session deals huge": Cli("eval", ["--agents", "random", "expert", "--session-deals", str(10**30)],
+                                   ["max_deals=1000000000000000000000000000000", "allowed: a whole number >= 1"]),
+    "eval pot huge": Cli("eval", ["--agents", "random", "expert", "--pot", str(10**30)],
+                         ["pot=1000000000000000000000000000000", "allowed: a whole number 0..2147483647"]),
+    "eval workers huge": Cli("eval", ["--agents", "random", "expert", "--workers", str(10**30)],
+                             ["--workers 1000000000000000000000000000000", "1..1024"]),
+    "eval chunk zero": Cli("eval", ["--agents", "random", "expert", "--chunk", "0"], ["--chunk 0", ">= 1, with --out"],
+                           setup=lambda t, f: ["--out", str(t / "o")]),
+    "eval players huge": Cli("eval", ["--agents", "random", "expert", "--players", str(10**30)],
+                             ["num_players=1000000000000000000000000000000", "3-7 players"]),
+    "eval rule thousands of digits": Cli("eval", ["--agents", "random", "expert", "--rule", "stake=" + "9" * 5000],
+                                         ["stake=inf", "allowed: a positive multiple of 4"]),
+    "eval rule nan": Cli("eval", ["--agents", "random", "expert", "--rule", "stake=nan"], ["stake=nan", "multiple of 4"]),
+    "eval rule given twice alike": Cli("eval", ["--agents", "random", "expert", "--rule", "knock=true", "knock=true"],
+                                       ["--rule knock is given twice", "give each option once"]),
+    "eval knock and rule": Cli("eval", ["--agents", "random", "expert", "--knock", "--rule", "knock=false"],
+                               ["--knock contradicts --rule knock=False"]),
+    "eval spec parameter huge": Cli("eval", ["--agents", "pimc:samples=" + "9" * 5000, "random"],
+                                    ["samples=inf", "allowed: a whole number"]),
+    "eval spec parameter bool": Cli("eval", ["--agents", "pimc:samples=true", "random"], ["samples=True", "whole number"]),
+    "eval spec parameter minus zero": Cli("eval", ["--agents", "pimc:samples=-0", "random"], ["samples=0", ">= 1"]),
+    "eval empty spec": Cli("eval", ["--agents", "", "random"], ["agent spec ''", "allowed: NAME"]),
+    # eval: paths (an empty one, one below a file, a folder without permissions, unreadable files)
+    "eval out empty": Cli("eval", ["--agents", "random", "expert", "--out", ""],
+                          ["argument --out: an empty path", "allowed: a file or folder path"], chdir=True),
+    "eval out below a file": Cli("eval", ["--agents", "random", "expert"], ["is a file", "a new or empty directory"],
+                                 setup=lambda t, f: ["--out", str(Path(_file(t, "f", "x")) / "o")]),
+    "eval out without permissions": Cli("eval", ["--agents", "random", "expert"], ["cannot be written here"],
+                                        setup=lambda t, f: ["--out", str(_locked_dir(t) / "o")], marks=[AS_ROOT]),
+    "eval merge a folder": Cli("eval", [], ["cannot be read", "Is a directory"], setup=lambda t, f: ["--merge", str(t)]),
+    "eval merge not UTF-8": Cli("eval", [], ["cannot be read", "utf-8"],
+                                setup=lambda t, f: ["--merge", _bytes(t, "r.json", b"\xff\xfe")]),
+    "eval merge without permissions": Cli("eval", [], ["cannot be read", "Permission denied"],
+                                          setup=lambda t, f: ["--merge", _locked_file(t, "r.json", "{}")], marks=[AS_ROOT]),
+    "eval spec checkpoint a folder": Cli("eval", [], ["is a directory without a policy", "allowed"],
+                                         setup=lambda t, f: ["--agents", f"learned:checkpoint={t}", "random"]),
+    "eval agent file with a syntax error": Cli("eval", [], ["cannot be loaded", "SyntaxError"],
+                                               setup=lambda t, f: ["--agents", _file(t, "a.py", "def (\n") + ":A",
+                                                                   "random"]),
+    # a rule preset that cannot be read, or that names a key twice (YAML and JSON keep the last one silently)
+    # eval --suite: what would fail after hours of play fails first
+    "eval suite ruleset twice": Cli("eval", ["--suite", "mousel", "mousel"], ["--suite names mousel more than once"]),
+    "eval suite opponent twice": Cli("eval", ["--suite", "mousel", "--search-against", "expert", "expert"],
+                                     ["--search-against names expert more than once"]),
+    "eval suite pimc against itself": Cli("eval", ["--suite", "mousel", "--search-against", "pimc"],
+                                          ["pairs pimc with itself"]),
+    "eval suite search deals negative": Cli("eval", ["--suite", "mousel", "--search-deals", "-1"],
+                                            ["--search-deals -1", "0..10000000"]),
+    "eval suite deals zero": Cli("eval", ["--suite", "mousel", "--deals", "0"], ["--deals 0", "1..10000000"]),
+    "eval suite workers huge": Cli("eval", ["--suite", "mousel", "--workers", str(10**30)], ["--workers 1000", "1..1024"]),
+    "eval suite docs a file": Cli("eval", ["--suite", "mousel"], ["--docs", "is a file; allowed: a folder"],
+                                  setup=lambda t, f: ["--docs", _file(t, "docs", "x")]),
+    "eval suite readme missing": Cli("eval", ["--suite", "mousel"], ["--readme", "cannot be read", "results:start"],
+                                     setup=lambda t, f: ["--readme", str(t / "README.md"), "--docs", str(t / "docs")]),
+    "eval suite readme without its block": Cli("eval", ["--suite", "mousel"], ["has no", "block for the summary table"],
+                                               setup=lambda t, f: ["--readme", _file(t, "README.md", "# x\n"),
+                                                                   "--docs", str(t / "docs")]),
     # play: a checkpoint that does not fit the table, specs, seats (a preset keeps its player count)
     "play policy for another table": Cli("play", ["--agents", "learned:checkpoint=mauscheln4", "--players", "5"],
                                          ["trained for mauscheln, 4 players", "5 players"]),
@@ -177,8 +266,6 @@ CLI_CASES = {
     "play learned without a shipped policy": Cli("play", ["--agents", "learned", "--players", "6"],
                                                  ["no policy is shipped for mauscheln with 6 players", "allowed"]),
     "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
-    "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
-                            ["--seat 5", "allowed: 0..4"]),
     # train: every flag value that used to fail inside torch, numpy or yaml
     "train hidden list text": Cli("train", [*TRAIN, "--hidden", "[-1]"], ["'[-1]'", "allowed: --hidden [INT [INT"]),
     "train hidden negative": Cli("train", [*TRAIN, "--hidden", "-1"], ["hidden=[-1]", "allowed: a list of 1 to 16"]),
@@ -214,22 +301,54 @@ CLI_CASES = {
 }
 
 
+def _bytes(tmp: Path, name: str, data: bytes) -> str:
+    path = tmp / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _locked_file(tmp: Path, name: str, text: str) -> str:
+    """A file nobody but root may read (the test resets its mode before pytest cleans up)."""
+    path = Path(_file(tmp, name, text))
+    path.chmod(0)
+    return str(path)
+
+
+def _locked_dir(tmp: Path, name: str = "locked") -> Path:
+    path = tmp / name
+    path.mkdir()
+    path.chmod(0o500)
+    return path
+
+
 def _truncated_per_deal(results: Path, tmp: Path) -> str:
     data = json.loads(results.read_text())
     data["pairs"][0]["per_deal"] = data["pairs"][0]["per_deal"][:1]
     return _file(tmp, "rows.json", json.dumps(data))
 
 
-@pytest.mark.parametrize("name", list(CLI_CASES))
-def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir):
+def _tree(root: Path) -> list[tuple[str, int]]:
+    """Every path below ``root`` with its size (-1 for a folder): what a refused command must leave as it was."""
+    return sorted((str(p.relative_to(root)), -1 if p.is_dir() else p.stat().st_size) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=v.marks) for k, v in CLI_CASES.items()])
+def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir, monkeypatch):
     case = CLI_CASES[name]
     extra = case.setup(tmp_path, {"results": results_json, "run": run_dir}) if case.setup else []
-    before = sorted(p.name for p in tmp_path.iterdir())
+    before = _tree(tmp_path)
     argv = [*case.argv, *extra]
-    if case.command == "train" and "--resume" not in argv:
+    if case.command == "train" and "--resume" not in argv and "--run-dir" not in argv:
         argv += ["--run-dir", str(tmp_path / "train_run")]
-    assert_refused(case.command, argv, case.needles, capsys)
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-made (no run or out directory)
+    if case.chdir:
+        monkeypatch.chdir(tmp_path)
+    try:
+        assert_refused(case.command, argv, case.needles, capsys)
+    finally:
+        for p in tmp_path.rglob("*"):  # a case that took permissions away gives them back, for pytest's clean-up
+            if not p.is_symlink():
+                p.chmod(0o755)
+    assert _tree(tmp_path) == before  # nothing half-made (no run or out directory) and nothing replaced
 
 
 def test_the_same_commands_work_after_a_refusal(capsys, tmp_path):

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import tyro
 
 from mauscheln_env.errors import ConfigError, MauschelnError
-from mauscheln_env.ruleargs import newline_after_ctrl_c, parse_rules, report
+from mauscheln_env.ruleargs import cut_long_values, newline_after_ctrl_c, parse_rules, report
 
 T = TypeVar("T")
 
@@ -51,7 +51,8 @@ def tyro_cli(cls: type[T], argv: list[str], *, prog: str, description: str, defa
             return tyro.cli(cls, prog=prog, description=description, args=argv, default=default)
     except SystemExit as exc:
         if exc.code not in (0, None):
-            raise ConfigError(one_line(err.getvalue(), prog) or f"bad command line (exit {exc.code})") from None
+            line = one_line(err.getvalue(), prog) or f"bad command line (exit {exc.code})"
+            raise ConfigError(cut_long_values(line)) from None
         raise
 
 

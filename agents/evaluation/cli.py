@@ -18,10 +18,9 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 from agents.base import agent_from_spec
-from agents.evaluation.duplicate import BACKENDS, Settings
+from agents.evaluation.duplicate import BACKENDS, MAX_WORKERS, Settings
 from agents.evaluation.tournament import (
     CHUNKS,
     check_out_dir,
@@ -32,11 +31,12 @@ from agents.evaluation.tournament import (
     write_outputs,
 )
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import ConfigError, MauschelnError
+from mauscheln_env.errors import ConfigError, MauschelnError, shown
 from mauscheln_env.ruleargs import (
     ArgumentParser,
     add_rule_arguments,
     newline_after_ctrl_c,
+    path_arg,
     report,
     rule_options,
 )
@@ -70,14 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the games run: reference (the engine, game by game), batched (every game of a block "
                         "of deals at once, with the agents' tensor forms: random, beginner, expert, learned; single "
                         "deals), auto (batched where the pairing can, else reference)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=path_arg, default=None,
                    help="a new or empty folder for results.json, results.csv, crosstable.md, chart.png")
     p.add_argument("--overwrite", action="store_true", help="write into an --out folder that already holds files")
     p.add_argument("--chunk", type=int, default=None, metavar="DEALS",
                    help="play the deals in chunks of this many, each kept in OUT/chunks/ once finished; the same "
                         "command run again (after a stop) plays only the missing chunks, then pools them all "
                         "(needs --out)")
-    p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
+    p.add_argument("--merge", nargs="+", type=path_arg, default=None, metavar="RESULTS_JSON",
                    help="combine earlier results.json files (plain or .json.gz) into one cross-table instead of playing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("cross-table suite (agents/evaluation/crosstables.py)")
@@ -87,14 +87,45 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--search-deals", type=int, default=200, help="duplicate deals of each pimc pairing in the suite")
     g.add_argument("--search-against", nargs="+", default=["expert"], metavar="AGENT",
                    help="the agents pimc meets in the suite")
-    g.add_argument("--reuse", nargs="+", type=Path, default=None, metavar="RESULTS_JSON",
+    g.add_argument("--reuse", nargs="+", type=path_arg, default=None, metavar="RESULTS_JSON",
                    help="earlier results.json files (plain or .json.gz) pooled into the suite (their pairings are not played "
                         "again)")
-    g.add_argument("--docs", default="docs/results", help="folder of the suite's pages and charts")
-    g.add_argument("--readme", default=None, help="a file whose results block gets the summary table (README.md)")
+    g.add_argument("--docs", type=path_arg, default="docs/results", help="folder of the suite's pages and charts")
+    g.add_argument("--readme", type=path_arg, default=None,
+                   help="a file whose results block gets the summary table (README.md)")
     g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")
     g.add_argument("--note", default=None, help="a line added to every page (e.g. what the machine was doing)")
     return p
+
+
+def same_agent(spec: str) -> str:
+    """What two specs of one agent share: its name and the parameters that differ from their defaults, sorted
+    (``random`` and ``random:``, ``pimc`` and ``pimc:samples=16``, a file by its absolute path)."""
+    return agent_from_spec(spec).spec_text()
+
+
+def check_distinct(agents: Sequence[str], pairs: Sequence[tuple[str, str]] | None) -> None:
+    """Refuse an agent named twice in ``--agents``, a pairing of an agent with itself, and a pairing given twice
+    (either way round: a duplicate pairing plays both formats, so ``b`` vs ``a`` measures ``a`` vs ``b``)."""
+    seen: dict[str, str] = {}
+    for spec in agents:
+        key = same_agent(spec)
+        if key in seen:
+            same = spec if spec == seen[key] else f"{seen[key]} and {spec} (both {key})"
+            raise ConfigError(f"--agents names {same} more than once; allowed: distinct agents (an agent against "
+                              "itself scores zero by construction)")
+        seen[key] = spec
+    played: dict[frozenset[str], tuple[str, str]] = {}
+    for a, b in pairs or []:
+        ka, kb = same_agent(a), same_agent(b)
+        if ka == kb:
+            raise ConfigError(f"the pairing {a} vs {b} names one agent twice; allowed: two distinct agents")
+        key = frozenset((ka, kb))
+        if key in played:
+            raise ConfigError(f"the pairing {a} vs {b} is given twice (as {' vs '.join(played[key])} before; each "
+                              "pairing plays both formats, so its reverse is the same pairing); allowed: each "
+                              "pairing once")
+        played[key] = (a, b)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,17 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not (args.candidate and args.baseline):
                     raise ConfigError("--candidate and --baseline go together")
                 pairs = (pairs or []) + [(args.candidate, args.baseline)]
-            twice = sorted({a for a in agents if agents.count(a) > 1})
-            if twice:
-                raise ConfigError(f"--agents names {', '.join(twice)} more than once; allowed: distinct agents (an "
-                                  "agent against itself scores zero by construction)")
-            for a, b in pairs or []:
-                if a == b:
-                    raise ConfigError(f"the pairing {a} vs {b} names one agent twice; allowed: two distinct agents")
+            check_distinct(agents, pairs)
             if pairs is None and len(agents) < 2:
                 raise ConfigError("name at least two --agents, or --pair CANDIDATE BASELINE")
-            if args.workers < 1:
-                raise ConfigError(f"--workers {args.workers} is not allowed; allowed: a whole number >= 1")
+            if not 1 <= args.workers <= MAX_WORKERS:
+                raise ConfigError(f"--workers {shown(args.workers)} is not allowed; allowed: a whole number "
+                                  f"1..{MAX_WORKERS}")
             settings = Settings(
                 ruleset=args.ruleset, players=args.players, deals=args.deals, seed=args.seed, start=args.start,
                 session_deals=args.session_deals, pot=args.pot, crn=not args.no_crn,

@@ -35,7 +35,7 @@ from typing import Any
 
 from agents.base import agent_from_spec
 from agents.evaluation.charts import tournament_chart
-from agents.evaluation.duplicate import Settings
+from agents.evaluation.duplicate import MAX_DEALS, MAX_WORKERS, Settings
 from agents.evaluation.pages import HAND_WRITTEN, header, read_page
 from agents.evaluation.tournament import (
     CROSSTABLE_LEGEND,
@@ -50,8 +50,8 @@ from agents.evaluation.tournament import (
 from agents.learned import available_policies
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import ConfigError, MauschelnError
-from mauscheln_env.files import atomic_write_text
+from mauscheln_env.errors import ConfigError, MauschelnError, shown
+from mauscheln_env.files import atomic_write_text, check_output_path
 
 SCRIPTED = ("random", "beginner", "expert")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -236,10 +236,20 @@ def write_summary(docs: Path, command: str) -> str:
     return table
 
 
-def update_readme(readme: Path, table: str) -> None:
-    text = readme.read_text(encoding="utf-8")
+def readme_text(readme: Path) -> str:
+    """The text of ``readme``, refused unless it is a readable file with a summary block."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--readme {readme} cannot be read ({exc}); allowed: a UTF-8 text file with a {START} ... "
+                          f"{END} block") from None
     if START not in text or END not in text:
         raise ConfigError(f"{readme} has no {START} ... {END} block for the summary table")
+    return text
+
+
+def update_readme(readme: Path, table: str) -> None:
+    text = readme_text(readme)
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     atomic_write_text(readme, f"{head}{START}\n{table}\n{END}{tail}")
@@ -252,12 +262,20 @@ def suite_main(args: Any, command: str) -> int:
     for r in rulesets:
         if r not in RULESETS:
             raise ConfigError(f"--suite {r!r} is not a ruleset; allowed: all or {', '.join(RULESETS)}")
-    if args.workers < 1:
-        raise ConfigError(f"--workers {args.workers} is not allowed; allowed: a whole number >= 1")
-    if args.search_deals < 0:
-        raise ConfigError(f"--search-deals {args.search_deals} is not allowed; allowed: a whole number >= 0")
-    out = args.out if args.out is not None else Path("runs/suite")
-    docs = Path(args.docs)
+    for flag, values in (("--suite", rulesets), ("--search-against", list(args.search_against))):
+        twice = sorted({v for v in values if values.count(v) > 1})
+        if twice:
+            raise ConfigError(f"{flag} names {', '.join(twice)} more than once; allowed: each once")
+    if "pimc" in args.search_against:
+        raise ConfigError("--search-against pimc pairs pimc with itself; allowed: the agents pimc meets, e.g. expert")
+    for flag, value, low, high in (("--workers", args.workers, 1, MAX_WORKERS), ("--deals", args.deals, 1, MAX_DEALS),
+                                   ("--search-deals", args.search_deals, 0, MAX_DEALS)):
+        if not low <= value <= high:
+            raise ConfigError(f"{flag} {shown(value)} is not allowed; allowed: a whole number {low}..{high}")
+    out = check_output_path(args.out if args.out is not None else Path("runs/suite"), "--out", folder=True)
+    docs = check_output_path(args.docs, "--docs", folder=True)
+    if args.readme is not None:
+        readme_text(Path(args.readme))  # a missing file or block fails now, not after the suite has played
     for r in rulesets:
         t = run_ruleset(r, deals=args.deals, search_deals=args.search_deals,
                         search_against=args.search_against, seed=args.seed, workers=args.workers,

@@ -59,7 +59,8 @@ from agents.base import Agent, agent_from_spec, canonical_spec, parse_agent_spec
 from agents.evaluation.match import FORMATS, ROLE_KEYS, FixedDeal, MatchRunner, lineup_of, series_deal
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import ConfigError
+from mauscheln_env.errors import ConfigError, shown
+from mauscheln_env.options import MAX_AMOUNT
 from mauscheln_env.ruleargs import (
     rule_config,
 )
@@ -76,6 +77,11 @@ PER_DEAL_COLUMNS = {
 Z95 = 1.959963984540054
 BACKENDS = ("reference", "batched", "auto")
 """Where a pairing's games run (:attr:`Settings.backend`)."""
+MAX_DEALS = 10_000_000
+"""The most duplicate deals of one pairing: its per-deal rows are held in memory (a longer series is played in
+pieces with ``start``)."""
+MAX_WORKERS = 1024
+"""The most worker processes of one evaluation."""
 TIE_TOLERANCE = 1e-5
 """A deal's advantage within this of 0 is a tie: float rounding (and the 6 decimals of ``results.json``) must
 not turn a tie into a win; a real advantage is at least 1 / (2 n (n - 1)) chips."""
@@ -248,10 +254,12 @@ class Settings:
 
     def validate(self) -> None:
         """Raise :class:`~mauscheln_env.errors.ConfigError` for a setting that is not allowed."""
-        for name, low in (("deals", 1), ("seed", 0), ("start", 0), ("session_deals", 1), ("pot", 0)):
+        for name, low, high in (("deals", 1, MAX_DEALS), ("seed", 0, None), ("start", 0, None),
+                                ("session_deals", 1, None), ("pot", 0, MAX_AMOUNT)):
             value = getattr(self, name)
-            if not _is_whole(value) or value < low:
-                raise ConfigError(f"{name}={value!r} is not allowed; allowed: a whole number >= {low}")
+            if not _is_whole(value) or value < low or (high is not None and value > high):
+                span = f">= {low}" if high is None else f"{low}..{high}"
+                raise ConfigError(f"{name}={shown(value)} is not allowed; allowed: a whole number {span}")
         if self.players is not None and not _is_whole(self.players):
             raise ConfigError(f"players={self.players!r} is not allowed; allowed: None or a whole number")
         if not isinstance(self.crn, bool):
@@ -450,11 +458,9 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     # directory loads the same file (the pairing keeps the names it was given).
     cand_spec, base_spec = canonical_spec(candidate), canonical_spec(baseline)
     settings.config()  # fail early on bad rules
-    if not _is_whole(workers) or workers < 1:
-        raise ValueError(f"workers={workers!r} is not allowed; allowed: a whole number >= 1")
+    if not _is_whole(workers) or not 1 <= workers <= MAX_WORKERS:
+        raise ConfigError(f"workers={shown(workers)} is not allowed; allowed: a whole number 1..{MAX_WORKERS}")
     total = settings.deals
-    if total < 1:
-        raise ValueError(f"deals={total!r} is not allowed; allowed: a whole number >= 1")
     backend = pair_backend(cand_spec, base_spec, settings, record)
     first = settings.start
     if backend == "batched":

@@ -22,6 +22,7 @@ import gzip
 import importlib.util
 import json
 import math
+import os
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -385,9 +386,19 @@ def play_in_chunks(agents: Sequence[str], settings: Settings, *, pairs: Sequence
 
 
 def check_out_dir(out: Path, overwrite: bool = False) -> None:
-    """Refuse an ``--out`` that is a file, or a directory that already holds files (unless ``overwrite``)."""
+    """Refuse an ``--out`` that is a file or lies below one, or a directory that already holds files (unless
+    ``overwrite``)."""
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--out {out}: {parent} is a file; allowed: a new or empty directory")
+            break
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is an existing file; allowed: a new or empty directory")
+    where = out if out.is_dir() else next((p for p in out.parents if p.is_dir()), Path("."))
+    if not os.access(where, os.R_OK | os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out}: {where} cannot be written here; allowed: a new or empty directory in a "
+                          "writable place")
     if out.is_dir() and any(out.iterdir()) and not overwrite:
         raise ConfigError(f"--out {out} is not empty; allowed: a new or empty directory, or --overwrite to replace "
                           "the results in it")
