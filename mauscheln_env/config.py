@@ -148,19 +148,54 @@ def make_config(ruleset: str | Path = "mauscheln", num_players: int | None = Non
     return RuleConfig(spec, num_players, deck, opts)
 
 
+def parse_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, except that a mapping naming a key twice raises ``yaml.YAMLError`` (YAML itself
+    keeps the last value silently, so ``stake: 4`` then ``stake: 8`` would hide one of them)."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    twice = key in seen
+                except TypeError:  # an unhashable key: the loader's own error names it
+                    break
+                if twice:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice",
+                                                            key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=UniqueKeys)  # noqa: S506 - a SafeLoader
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)``, except that an object naming a key twice raises ``ValueError``."""
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"key {key!r} is given twice")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=unique)
+
+
 def load_preset_dict(path: str | Path) -> dict[str, Any]:
-    """Read a preset file into a plain dict (``ruleset``, ``num_players``, options)."""
+    """Read a preset file into a plain dict (``ruleset``, ``num_players``, options); a key given twice is refused."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"preset file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
     try:
-        if path.suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"preset file {str(path)!r} cannot be read ({exc}); allowed: a readable UTF-8 YAML or JSON "
+                          "file") from None
+    try:
+        data = parse_json(text) if path.suffix == ".json" else parse_yaml(text)
     except Exception as exc:  # noqa: BLE001 - any parse failure becomes a ConfigError
         raise ConfigError(f"preset file {str(path)!r} is not valid {path.suffix[1:]}: {exc}") from exc
     if not isinstance(data, dict):
