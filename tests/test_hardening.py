@@ -238,6 +238,11 @@ CLI_CASES = {
                                           setup=lambda t, f: ["--merge", _locked_file(t, "r.json", "{}")], marks=[AS_ROOT]),
     "eval spec checkpoint a folder": Cli("eval", [], ["is a directory without a policy", "allowed"],
                                          setup=lambda t, f: ["--agents", f"learned:checkpoint={t}", "random"]),
+    "eval spec checkpoint without permissions": Cli("eval", [], ["cannot be read", "Permission denied"],
+                                                    setup=lambda t, f: ["--agents", "learned:checkpoint="
+                                                                        + _locked_file(t, "p.safetensors", "x"),
+                                                                        "random"],
+                                                    marks=[AS_ROOT]),
     "eval agent file with a syntax error": Cli("eval", [], ["cannot be loaded", "SyntaxError"],
                                                setup=lambda t, f: ["--agents", _file(t, "a.py", "def (\n") + ":A",
                                                                    "random"]),

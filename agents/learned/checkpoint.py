@@ -212,6 +212,12 @@ def read_policy(name_or_path: str | Path) -> tuple[PolicyNet, dict[str, Any], di
 
     path = resolve_checkpoint(name_or_path)
     try:
+        with open(path, "rb"):  # safetensors reports a file it may not read as one that does not exist
+            pass
+    except OSError as exc:
+        raise CheckpointError(f"{path} cannot be read ({exc.strerror or exc}); allowed: a policy file this user may "
+                              "read") from None
+    try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}
             shapes = {k: list(f.get_slice(k).get_shape()) for k in f.keys()}
