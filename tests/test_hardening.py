@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import multiprocessing
 import os
@@ -33,6 +34,8 @@ from mauscheln_env import Game, make_config
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 BIG = 10**400
+RECORD = str(ROOT / "benchmarks" / "results" / "v1" / "mousel_4p" / "random.json.gz")
+"""A shipped benchmark record (random against the mousel field; the games of deals 0..9 kept)."""
 
 
 # ---------------------------------------------------------------------- helpers
@@ -287,6 +290,26 @@ CLI_CASES = {
     "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
     "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
                             ["--seat 5", "allowed: 0..4"]),
+    # replay: the seat to view, the deal and the lone seat, the record file
+    "replay view thousands of digits": Cli("replay", [RECORD, "--deal", "0", "--view", "9" * 5000],
+                                           ["--view '999", "(5002 characters)", "allowed: all or a seat 0..3"]),
+    "replay view arabic digit": Cli("replay", [RECORD, "--deal", "0", "--view", "٣"], ["--view '٣'", "0..3"]),
+    "replay view empty": Cli("replay", [RECORD, "--deal", "0", "--view", ""], ["--view ''", "0..3"]),
+    "replay view beyond the table": Cli("replay", [RECORD, "--deal", "0", "--view", "4"], ["--view '4'", "0..3"]),
+    "replay deal negative": Cli("replay", [RECORD, "--deal", "-1"], ["deal -1 was not played", "deals 0..999"]),
+    "replay deal huge": Cli("replay", [RECORD, "--deal", str(10**30)], ["deal 1000000000000000000000000000000",
+                                                                        "deals 0..999"]),
+    "replay seat negative": Cli("replay", [RECORD, "--deal", "0", "--seat", "-1"], ["lone seat -1", "a seat 0..3"]),
+    "replay opponent unknown": Cli("replay", [RECORD, "--deal", "0", "--opponent", "nobody"],
+                                   ["no pairing against 'nobody'", "allowed: beginner"]),
+    "replay record missing": Cli("replay", ["--deal", "0"], ["no such file", "allowed: a result file"],
+                                 setup=lambda t, f: [str(t / "x.json")]),
+    "replay record a folder": Cli("replay", ["--deal", "0"], ["cannot be read", "Is a directory"],
+                                  setup=lambda t, f: [str(t)]),
+    "replay record not JSON": Cli("replay", ["--deal", "0"], ["is not JSON", "allowed: a result file"],
+                                  setup=lambda t, f: [_file(t, "r.json", "{")]),
+    "replay record without permissions": Cli("replay", ["--deal", "0"], ["cannot be read", "Permission denied"],
+                                             setup=lambda t, f: [_locked_file(t, "r.json", "{}")], marks=[AS_ROOT]),
     # train: every flag value that used to fail inside torch, numpy or yaml
     "train hidden list text": Cli("train", [*TRAIN, "--hidden", "[-1]"], ["'[-1]'", "allowed: --hidden [INT [INT"]),
     "train hidden negative": Cli("train", [*TRAIN, "--hidden", "-1"], ["hidden=[-1]", "allowed: a list of 1 to 16"]),
@@ -715,6 +738,69 @@ def test_agent_errors_are_value_errors():
     from mauscheln_env.errors import ConfigError
 
     assert issubclass(CheckpointError, ValueError) and issubclass(ConfigError, ValueError)
+
+
+# ---------------------------------------------------------------------- play: whatever is typed; Ctrl-C in every command
+TYPED = ["²", "٣", "１", "１０", "-1", "0", "+1", " 1 ", "1e3", "nan", "\x00", "10♥", "♥", "1.0", "9" * 5000,
+         str(10**30), "x" * 100_000, "", "?"]
+
+
+@pytest.mark.parametrize("text", TYPED, ids=[repr(t[:12]) for t in TYPED])
+def test_play_answers_whatever_is_typed(text, monkeypatch, capsys):
+    """Each line is a move, a question or an answer naming what is allowed; the game goes on (here: to quit)."""
+    from agents.play.terminal import main
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text + "\nquit\n"))
+    assert main(["--seed", "1", "--deals", "1", "--agents", "random"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.rstrip().endswith("bye.")
+    assert max(map(len, out.splitlines())) < 2000  # a long line typed is not echoed in full
+
+
+def test_play_cuts_a_long_number_short():
+    from agents.play.terminal import TerminalTable
+
+    game = Game(make_config("mauscheln", 4))
+    table = TerminalTable(game, 0, {s: make_agent("random") for s in (1, 2, 3)}, out=io.StringIO())
+    legal = [game.deck.index["QH"], game.deck.index["TH"]]
+    assert table.read_action("9" * 5000, dict(enumerate(legal, 1))) is None  # int() refuses 4,301 digits
+    assert table.why_not("9" * 5000, None, legal, None, {}).endswith("(5002 characters) is not one of the numbers shown")
+
+
+class _CtrlC(io.StringIO):
+    def readline(self, *args):
+        raise KeyboardInterrupt
+
+
+def _ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+CTRL_C = {  # command, argv, what to interrupt, the line on stderr
+    "play at the table": ("play", ["--seed", "1", "--agents", "random"], ("sys", "stdin", _CtrlC()), None),
+    "play while the bots load": ("play", ["--seed", "1", "--agents", "random"],
+                                 ("agents.play.terminal", "agent_from_spec", _ctrl_c), None),
+    "demo": ("demo", ["--deals", "1"], ("mauscheln_env", "env", _ctrl_c), "mauscheln demo: interrupted"),
+    "replay": ("replay", [str(ROOT / "benchmarks/results/v1/mousel_4p/random.json.gz"), "--deal", "0"],
+               ("agents.bench.replay", "game_replay", _ctrl_c), "mauscheln replay: interrupted"),
+    "export": ("export", ["learned:checkpoint=mousel4", "--format", "onnx", "--out", "OUT/p.onnx"],
+               ("agents.learned.export", "export_policy", _ctrl_c), "mauscheln export: interrupted; nothing was written"),
+    "distill": ("distill", ["mousel4", "--out", "OUT/p.safetensors"], ("train.distill", "distill", _ctrl_c),
+                "mauscheln distill: interrupted"),
+}
+
+
+@pytest.mark.parametrize("name", list(CTRL_C))
+def test_ctrl_c_ends_a_command_with_130_and_no_traceback(name, monkeypatch, capsys, tmp_path):
+    command, argv, (module, attr, value), line = CTRL_C[name]
+    monkeypatch.setattr(importlib.import_module(module), attr, value)
+    rc, out, err = run_cli(command, [a.replace("OUT", str(tmp_path)) for a in argv], capsys)
+    assert rc == 130, err
+    if line is None:  # play says goodbye on stdout, as when the player quits
+        assert err == "" and out.rstrip().endswith("bye.")
+    else:
+        assert err.strip().splitlines() == [line]
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------------- train: what it prints; Ctrl-C (subprocesses)

@@ -81,7 +81,7 @@ def run_job(prog: str, job: Callable[[], dict[str, Any]]) -> int:
         return 2 if said_by_rank_zero else report(prog, exc)
     except (TrainingInterrupted, KeyboardInterrupt) as exc:
         if not said_by_rank_zero:
-            print(f"{newline_after_ctrl_c()}{prog}: {exc or 'interrupted'}", file=sys.stderr)
+            print(f"{newline_after_ctrl_c()}{prog}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
     except RanksFailed as exc:  # the launched ranks failed; rank 0 may have said why already
         if str(exc):

@@ -56,9 +56,9 @@ from agents.evaluation.duplicate import play_block
 from agents.evaluation.match import FORMATS, game_order, lineup_of
 from mauscheln_env.cards import iter_bits
 from mauscheln_env.engine import PHASE_NAMES, ROLE_NAMES, Game, Phase, State
-from mauscheln_env.errors import MauschelnError
+from mauscheln_env.errors import MauschelnError, shown
 from mauscheln_env.render import explain_result
-from mauscheln_env.ruleargs import ArgumentParser, report
+from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, report
 
 PROG = "mauscheln replay"
 
@@ -394,8 +394,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         deal_set = record_deal_set(record)
         view = None
         if args.view != "all":
-            if not (args.view.isascii() and args.view.isdigit()) or not 0 <= int(args.view) < deal_set.players:
-                raise ReplayError(f"--view {args.view!r} is not allowed; allowed: all or a seat "
+            seat = args.view.isascii() and args.view.isdigit() and len(args.view) <= 9  # int() refuses 4,301 digits
+            if not seat or not 0 <= int(args.view) < deal_set.players:
+                raise ReplayError(f"--view {shown(args.view)} is not allowed; allowed: all or a seat "
                                   f"0..{deal_set.players - 1}")
             view = int(args.view)
         pair = find_pair(record, args.opponent)
@@ -403,6 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render_replay(replay, table_legend(deal_set.game), view, args.ascii))
     except MauschelnError as exc:
         return report(PROG, exc)
+    except KeyboardInterrupt:  # playing a deal again can take a while
+        print(f"{newline_after_ctrl_c()}{PROG}: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -43,7 +43,7 @@ from agents.learned.portable import (
 )
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, strict_json
-from mauscheln_env.ruleargs import ArgumentParser, report
+from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, report
 
 PROG = "mauscheln export"
 EXPORT_FORMATS = ("onnx", "torchscript")
@@ -244,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report(PROG, exc)
     except OSError as exc:  # the folder of --out is not writable, the disk is full
         return report(PROG, f"cannot write {args.out!r}: {exc}")
+    except KeyboardInterrupt:  # the write is atomic: nothing is left behind
+        print(f"{newline_after_ctrl_c()}{PROG}: interrupted; nothing was written", file=sys.stderr)
+        return 130
     rules = layout["rules"]
     print(f"wrote {path} ({args.format}): {checkpoint}, {rules['ruleset']} with {rules['num_players']} players; "
           f"{OBSERVATION} float32 [B, {net.spec.obs_size}] -> {LOGITS} float32 [B, {net.spec.num_actions}]")

@@ -9,9 +9,18 @@ only), each deal's settlement line by line.
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 import mauscheln_env
 from mauscheln_env.errors import MauschelnError
-from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
+from mauscheln_env.ruleargs import (
+    ArgumentParser,
+    add_rule_arguments,
+    config_from_namespace,
+    newline_after_ctrl_c,
+    report,
+)
 
 PROG = "mauscheln demo"
 
@@ -28,6 +37,14 @@ def build_parser() -> ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _demo(args)
+    except KeyboardInterrupt:
+        print(f"{newline_after_ctrl_c()}{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _demo(args: argparse.Namespace) -> int:
     from agents.base import agent_from_spec  # the agents build on this package, so they are imported late
     from agents.evaluation.match import agent_seed
 

@@ -28,7 +28,7 @@ from agents.evaluation.match import agent_seed
 from agents.views import EnvView
 from mauscheln_env.cards import SUIT_NAMES, SUIT_SYMBOLS, iter_bits
 from mauscheln_env.engine import DealResult, Game, Phase
-from mauscheln_env.errors import IllegalActionError, MauschelnError
+from mauscheln_env.errors import IllegalActionError, MauschelnError, shown
 from mauscheln_env.tricks import legal_follow
 
 _SYMBOL_TO_SUIT = {v: k for k, v in SUIT_SYMBOLS.items()}
@@ -226,9 +226,10 @@ def why_not(view: EnvView, text: str, action: int | None, legal: list[int], obs:
     from the seat's own observation and info."""
     g = view.game
     if action is None:
-        if text.strip().isascii() and text.strip().isdigit():
-            return f"{text.strip()} is not one of the numbers shown"
-        return f"{text.strip()!r} is not a legal move here"
+        t = text.strip()
+        if t.isascii() and t.isdigit():
+            return f"{t if len(t) <= 9 else shown(t)} is not one of the numbers shown"
+        return f"{shown(t)} is not a legal move here"
     if action >= g.num_cards:
         return f"{g.action_to_str(action)!r} is not a legal move here"
     hand = {g.deck.index[c] for c in info["hand"]}

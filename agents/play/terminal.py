@@ -38,6 +38,8 @@ from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_fr
 
 PROG = "mauscheln play"
 __all__ = ["DECISIONS", "Quit", "TerminalTable", "main"]
+MAX_DIGITS = 9
+"""The most digits a typed menu number may have (a longer one is no move, and int() refuses thousands)."""
 
 
 class Quit(Exception):
@@ -143,7 +145,7 @@ class TerminalTable:
         """The action ``text`` names (a menu number, a card code or a move's name), legal or not; None if none."""
         t = text.strip()
         if t.isascii() and t.isdigit():  # str.isdigit also holds for '²' or '٣', which int() refuses or misreads
-            return items.get(int(t))
+            return items.get(int(t)) if len(t) <= MAX_DIGITS else None  # int() refuses thousands of digits
         return parse_action(self.game, t)
 
     def why_not(self, text: str, action: int | None, legal: list[int], obs: np.ndarray, info: dict[str, Any]) -> str:
@@ -225,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
+        return _play(args)
+    except KeyboardInterrupt:  # Ctrl-C, at the table or while the bots load: leave as an interrupted command does
+        print("\nbye.")
+        return 130
+
+
+def _play(args: argparse.Namespace) -> int:
+    try:
         if args.deals < 1:
             raise MauschelnError(f"--deals {args.deals} is not allowed; allowed: a whole number >= 1")
         if args.seed is not None and args.seed < 0:
@@ -251,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Mauscheln ({config.ruleset}, {game.n} players, {config.max_deals} deal(s), seed {seed}).")
     try:
         table.play(seed=seed, dealer=args.dealer)
-    except (Quit, KeyboardInterrupt):
+    except Quit:
         print("\nbye.")
     return 0
 
