@@ -358,6 +358,13 @@ def canonical_spec(text: str) -> str:
     return name + (f":{rest}" if rest else "")
 
 
+def same_agent(spec: str) -> str:
+    """What two specs of one agent share: its name and the parameters that differ from their defaults, sorted
+    (``random`` and ``random:``, ``pimc`` and ``pimc:samples=16``, a file by its absolute path). The agent is
+    built (not set up), so an unknown name or parameter raises :class:`AgentError`."""
+    return agent_from_spec(spec).spec_text()
+
+
 def display_spec(text: str) -> str:
     """A spec as people read it: a file spec shows the file's name, not its path."""
     return targets.display(text, _known_name)

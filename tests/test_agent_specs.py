@@ -338,10 +338,10 @@ def test_a_file_a_module_and_an_entry_point_enter_eval_and_the_benchmark(
         module: {"spec": module, "class": "mybots.bots:MyBot", "source": code},
         "mybot": {"spec": "mybot", "class": "mybots.bots:MyBot", "source": code}}
     db, record = tmp_path / "lb.sqlite", tmp_path / "mine.json"
-    for spec, field in ((mine, ["random", "expert"]), (module, ["random"]), ("mybot", ["random"])):
+    for i, (spec, field) in enumerate(((mine, ["random", "expert"]), (module, ["random"]), ("mybot", ["random"]))):
         assert bench_cli.main(["run", spec, "--ruleset", ruleset, "--deals", "4", "--field", *field,
                                "--workers", "2", "--replays", "1", "--submit", "--db", str(db),
-                               "--out", str(record if spec == mine else tmp_path / "other.json"),
+                               "--out", str(record if spec == mine else tmp_path / f"other{i}.json"),
                                "--no-progress"]) == 0
     rec = json.loads(record.read_text())
     key = f"my_agent.py:MyAgent:temperature=0.5#{targets.file_sha256(outside)[7:19]}"

@@ -36,6 +36,7 @@ SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 BIG = 10**400
 RECORD = str(ROOT / "benchmarks" / "results" / "v1" / "mousel_4p" / "random.json.gz")
 """A shipped benchmark record (random against the mousel field; the games of deals 0..9 kept)."""
+BENCH_RUN = ["run", "random", "--ruleset", "mousel", "--no-progress"]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -290,6 +291,95 @@ CLI_CASES = {
     "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
     "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
                             ["--seat 5", "allowed: 0..4"]),
+    # bench run: an opponent named twice or the agent itself in the field, caps and records given twice, the output
+    "bench run field twice": Cli("bench", [*BENCH_RUN, "--field", "beginner", "beginner:"],
+                                 ["--field names beginner and beginner: (both beginner)", "each agent once"]),
+    "bench run field holds the agent": Cli("bench", [*BENCH_RUN, "--field", "random", "beginner"],
+                                           ["--field names random, the agent itself", "opponents other than random"]),
+    "bench run exclude twice": Cli("bench", [*BENCH_RUN, "--exclude", "pimc", "pimc"], ["--exclude names pimc more"]),
+    "bench run exclude outside the field": Cli("bench", [*BENCH_RUN, "--exclude", "learned"],
+                                               ["--exclude learned is not in the field",
+                                                "allowed: random, beginner, expert, pimc, learned:checkpoint=mousel4"]),
+    "bench run exclude all": Cli("bench", [*BENCH_RUN, "--field", "beginner", "--exclude", "beginner"],
+                                 ["no opponent left in the field"]),
+    "bench run cap twice": Cli("bench", [*BENCH_RUN, "--cap", "pimc=1", "--cap", "pimc=2"],
+                               ["--cap names pimc twice", "one cap per opponent"]),
+    "bench run cap thousands of digits": Cli("bench", [*BENCH_RUN, "--cap", "pimc=" + "9" * 5000],
+                                             ["(5007 characters) is not SPEC=N"]),
+    "bench run cap outside the field": Cli("bench", [*BENCH_RUN, "--field", "beginner", "--cap", "pimc=3"],
+                                           ["--cap names pimc, not in the field", "allowed: beginner"]),
+    "bench run reuse twice": Cli("bench", [*BENCH_RUN, "--reuse", RECORD, RECORD], ["more than once", "each record once"]),
+    "bench run reuse a folder": Cli("bench", BENCH_RUN, ["cannot be read", "Is a directory"],
+                                    setup=lambda t, f: ["--reuse", str(t)]),
+    "bench run deals huge": Cli("bench", [*BENCH_RUN, "--deals", str(10**30)], ["holds 1000 deals"]),
+    "bench run deals zero": Cli("bench", [*BENCH_RUN, "--deals", "0"], ["deals=0", ">= 1"]),
+    "bench run replays negative": Cli("bench", [*BENCH_RUN, "--replays", "-1"], ["replays=-1", ">= 0"]),
+    "bench run workers huge": Cli("bench", [*BENCH_RUN, "--deals", "1", "--field", "beginner", "--workers", str(10**30)],
+                                  ["workers=1000000000000000000000000000000", "1..1024"]),
+    "bench run players without a table": Cli("bench", [*BENCH_RUN, "--players", "6"], ["no table mousel with 6 players"]),
+    "bench run suite a path": Cli("bench", [*BENCH_RUN, "--suite", "../../../etc"], ["unknown suite", "allowed: v1"]),
+    "bench run out exists": Cli("bench", BENCH_RUN, ["exists", "--overwrite to replace it"],
+                                setup=lambda t, f: ["--out", _file(t, "o.json", "keep")]),
+    "bench run out a folder": Cli("bench", BENCH_RUN, ["is a folder", "allowed: a file path"],
+                                  setup=lambda t, f: ["--out", str(t)]),
+    "bench run out below a file": Cli("bench", BENCH_RUN, ["is a file, not a folder"],
+                                      setup=lambda t, f: ["--out", str(Path(_file(t, "f", "x")) / "o.json")]),
+    "bench run out empty": Cli("bench", [*BENCH_RUN, "--out", ""], ["argument --out: an empty path"], chdir=True),
+    "bench run db a folder": Cli("bench", [*BENCH_RUN, "--submit"], ["--db", "is a folder"],
+                                 setup=lambda t, f: ["--db", str(t), "--out", str(t / "o.json")]),
+    "bench run db below a file": Cli("bench", [*BENCH_RUN, "--submit"], ["--db", "is a file, not a folder"],
+                                     setup=lambda t, f: ["--db", str(Path(_file(t, "f", "x")) / "db"),
+                                                         "--out", str(t / "o.json")]),
+    # bench submit, leaderboard, report, tables, generate
+    "bench submit db below a file": Cli("bench", ["submit", RECORD], ["--db", "is a file, not a folder"],
+                                        setup=lambda t, f: ["--db", str(Path(_file(t, "f", "x")) / "db")]),
+    "bench submit db not a database": Cli("bench", ["submit", RECORD], ["cannot be used as a leaderboard database"],
+                                          setup=lambda t, f: ["--db", _file(t, "db", "not a database " * 100)]),
+    "bench submit record a folder": Cli("bench", ["submit"], ["cannot be read", "Is a directory"],
+                                        setup=lambda t, f: [str(t)]),
+    "bench submit record not gzip": Cli("bench", ["submit"], ["cannot be read", "Not a gzipped file"],
+                                        setup=lambda t, f: [_file(t, "r.json.gz", "not gzip"), "--db", str(t / "db")]),
+    "bench submit record without permissions": Cli("bench", ["submit"], ["cannot be read", "Permission denied"],
+                                                   setup=lambda t, f: [_locked_file(t, "r.json", "{}"),
+                                                                       "--db", str(t / "db")], marks=[AS_ROOT]),
+    "bench leaderboard db missing": Cli("bench", ["leaderboard"], ["does not exist", "written by mauscheln bench submit"],
+                                        setup=lambda t, f: ["--db", str(t / "typo.sqlite")]),
+    "bench leaderboard db a folder": Cli("bench", ["leaderboard"], ["--db", "is a folder"],
+                                         setup=lambda t, f: ["--db", str(t)]),
+    "bench leaderboard suite unknown": Cli("bench", ["leaderboard", "--suite", "v9"], ["unknown suite 'v9'", "allowed: v1"]),
+    "bench leaderboard players without ruleset": Cli("bench", ["leaderboard", "--players", "4"],
+                                                     ["--players needs --ruleset"]),
+    "bench leaderboard players huge": Cli("bench", ["leaderboard", "--ruleset", "mousel", "--players", str(10**30)],
+                                          ["no table mousel with 1000000000000000000000000000000 players"]),
+    "bench report out a file": Cli("bench", ["report"], ["--out", "is a file; allowed: a folder"],
+                                   setup=lambda t, f: ["--out", _file(t, "f", "x")]),
+    "bench report out holds a report": Cli("bench", ["report"], ["already holds index.html", "--overwrite"],
+                                           setup=lambda t, f: ["--out", str(Path(_file(t, "index.html", "x")).parent)]),
+    "bench report out empty": Cli("bench", ["report", "--out", ""], ["argument --out: an empty path"], chdir=True),
+    "bench report replay deals negative": Cli("bench", ["report", "--replay-deals", "-1"], ["--replay-deals -1", "0..1000"],
+                                              setup=lambda t, f: ["--out", str(t / "o")]),
+    "bench report replay deals huge": Cli("bench", ["report", "--replay-deals", str(10**30)], ["0..1000"],
+                                          setup=lambda t, f: ["--out", str(t / "o")]),
+    "bench report deal negative": Cli("bench", ["report", "--deal", "-1"], ["--deal -1", "a suite deal 0..999"],
+                                      setup=lambda t, f: ["--out", str(t / "o")]),
+    "bench report deal huge": Cli("bench", ["report", "--deal", str(10**30)], ["a suite deal 0..999"],
+                                  setup=lambda t, f: ["--out", str(t / "o")]),
+    "bench report deal twice": Cli("bench", ["report", "--deal", "5", "--deal", "5"], ["--deal 5 is given twice"],
+                                   setup=lambda t, f: ["--out", str(t / "o")]),
+    "bench report db missing": Cli("bench", ["report"], ["does not exist", "written by mauscheln bench submit"],
+                                   setup=lambda t, f: ["--out", str(t / "o"), "--db", str(t / "typo.sqlite")]),
+    "bench tables suite empty": Cli("bench", ["tables", "--suite", ""], ["unknown suite ''", "allowed: v1"]),
+    "bench generate deals huge": Cli("bench", ["generate", "--deals", str(10**30)], ["1..10000000"],
+                                     setup=lambda t, f: ["--out", str(t / "g")]),
+    "bench generate deals zero": Cli("bench", ["generate", "--deals", "0"], ["--deals 0", "1..10000000"],
+                                     setup=lambda t, f: ["--out", str(t / "g")]),
+    "bench generate out a file": Cli("bench", ["generate", "--deals", "2"], ["--out", "is a file; allowed: a folder"],
+                                     setup=lambda t, f: ["--out", _file(t, "f", "x")]),
+    "bench generate out holds deal sets": Cli("bench", ["generate", "--deals", "2"],
+                                              ["already holds deal sets (mousel_4p.json)", "--overwrite"],
+                                              setup=lambda t, f: ["--out", str(Path(_file(t, "mousel_4p.json", "k")).parent)]),
+    "bench generate into the shipped suite": Cli("bench", ["generate", "--deals", "2"],
+                                                 ["already holds deal sets", "the shipped deal sets are pinned"]),
     # replay: the seat to view, the deal and the lone seat, the record file
     "replay view thousands of digits": Cli("replay", [RECORD, "--deal", "0", "--view", "9" * 5000],
                                            ["--view '999", "(5002 characters)", "allowed: all or a seat 0..3"]),
@@ -393,6 +483,22 @@ def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir
             if not p.is_symlink():
                 p.chmod(0o755)
     assert _tree(tmp_path) == before  # nothing half-made (no run or out directory) and nothing replaced
+
+
+def test_reading_the_leaderboard_creates_no_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    rc, out, err = run_cli("bench", ["leaderboard"], capsys)
+    assert rc == 0 and "no results for suite v1" in out, err
+    assert list(tmp_path.iterdir()) == []
+    assert_refused("bench", ["report", "--out", str(tmp_path / "r")], ["no leaderboard database", "--db PATH"], capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_submitted_twice_is_stored_once(tmp_path, capsys):
+    db = tmp_path / "db.sqlite"
+    rc, out, err = run_cli("bench", ["submit", RECORD, RECORD, "--db", str(db)], capsys)
+    assert rc == 0, err
+    assert "stored as result 1" in out and "already in the leaderboard as result 1" in out
 
 
 def test_the_same_commands_work_after_a_refusal(capsys, tmp_path):

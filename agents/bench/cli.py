@@ -1,12 +1,12 @@
 """``mauscheln bench``: the standard benchmark.
 
     mauscheln bench run AGENT [--suite v1] [--ruleset R] [--players N] [--deals N] [--cap SPEC=N]
-                               [--workers W] [--out FILE] [--submit] [--db PATH]
+                               [--workers W] [--out FILE [--overwrite]] [--submit] [--db PATH]
     mauscheln bench submit RESULT... [--db PATH]
     mauscheln bench leaderboard [--suite v1] [--ruleset R] [--players N] [--db PATH] [--only WHOSE] [--json]
-    mauscheln bench report --out DIR [--suite v1] [--db PATH] [--only WHOSE] [--replay-deals N]
+    mauscheln bench report --out DIR [--overwrite] [--suite v1] [--db PATH] [--only WHOSE] [--replay-deals N]
     mauscheln bench tables [--suite v1]
-    mauscheln bench generate --suite v1 [--out DIR]
+    mauscheln bench generate --suite v1 [--out DIR] [--overwrite]
 
 ``run`` plays AGENT (an agent spec such as ``expert``, ``pimc:samples=8``,
 ``learned:checkpoint=runs/x``, or an agent of your own, ``path/to/my_agent.py:MyAgent``,
@@ -17,6 +17,8 @@ table (or one) from the shipped records and the user's, the user's marked;
 ``report`` writes the static HTML report with the replay viewer;
 ``tables`` lists the suite's tables and hashes; ``generate`` writes a suite's
 deal sets (the shipped ``v1`` was made by ``mauscheln bench generate --suite v1``).
+Every flag is checked before anything is played or written; an existing result
+file, report or deal set is replaced only with ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.base import available_agents, display_spec
+from agents.base import available_agents, display_spec, same_agent
 from mauscheln_env.config import RULESETS
-from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import strict_json
-from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, parse_value, report
+from mauscheln_env.errors import MauschelnError, shown
+from mauscheln_env.files import check_output_path, strict_json
+from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, parse_value, path_arg, report
 
 PROG = "mauscheln bench"
 
@@ -45,7 +47,7 @@ def _add_table(p: argparse.ArgumentParser, *, optional: bool = False) -> None:
 
 
 def _add_db(p: argparse.ArgumentParser, *, reads: bool = False) -> None:
-    p.add_argument("--db", type=Path, default=None,
+    p.add_argument("--db", type=path_arg, default=None,
                    help="your leaderboard database, which submit fills (default: "
                         "~/.local/share/mauscheln/leaderboard.sqlite, or $XDG_DATA_HOME/mauscheln/)"
                         + ("; shown beside the shipped records" if reads else ""))
@@ -72,21 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--field", nargs="+", default=None, metavar="SPEC",
                      help="the opponents instead of the reference field")
     run.add_argument("--exclude", nargs="+", default=[], metavar="SPEC", help="leave these opponents out")
-    run.add_argument("--reuse", nargs="+", type=Path, default=[], metavar="RESULT",
+    run.add_argument("--reuse", nargs="+", type=path_arg, default=[], metavar="RESULT",
                      help="earlier result records whose pairings against AGENT are mirrored instead of played "
                           "(only those measured by the same clean git commit on the same deals)")
     run.add_argument("--replays", type=int, default=10,
                      help="keep the games of the first N deals of every pairing for replays (default: 10)")
     run.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
-    run.add_argument("--out", type=Path, default=None,
+    run.add_argument("--out", type=path_arg, default=None,
                      help="the result file (default: bench-results/<suite>/<table>/<agent>.json)")
+    run.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     run.add_argument("--submit", action="store_true", help="also submit the record to the leaderboard")
     _add_db(run)
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     submit = sub.add_parser("submit", help="store result records in the leaderboard",
                             description="Check result records and store them in the leaderboard database.")
-    submit.add_argument("results", nargs="+", type=Path, metavar="RESULT")
+    submit.add_argument("results", nargs="+", type=path_arg, metavar="RESULT")
     _add_db(submit)
 
     board = sub.add_parser("leaderboard", help="print the leaderboard",
@@ -100,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write the static HTML report",
                          description="Write a self-contained HTML page (leaderboard, charts, replay viewer) and "
                                      "the same data as JSON.")
-    rep.add_argument("--out", type=Path, required=True, help="the folder for index.html and report.json")
+    rep.add_argument("--out", type=path_arg, required=True, help="the folder for index.html and report.json")
+    rep.add_argument("--overwrite", action="store_true", help="replace the index.html and report.json in --out")
     _add_table(rep, optional=True)
     _add_db(rep, reads=True)
     rep.add_argument("--replay-deals", type=int, default=3,
@@ -113,20 +117,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="write a suite's deal sets (the shipped v1 was made with it)")
     gen.add_argument("--suite", default="v1")
-    gen.add_argument("--out", type=Path, default=None, help="the folder (default: the shipped agents/bench/decks/SUITE)")
+    gen.add_argument("--out", type=path_arg, default=None,
+                     help="the folder (default: the shipped agents/bench/decks/SUITE)")
     gen.add_argument("--deals", type=int, default=None, help="deals per table (default: the suite's)")
+    gen.add_argument("--overwrite", action="store_true", help="replace the deal sets already in --out")
     return p
 
 
 def parse_caps(items: Sequence[str]) -> dict[str, int]:
-    caps = {}
+    caps: dict[str, int] = {}
     for item in items:
         spec, eq, value = item.rpartition("=")
         n = parse_value(value) if eq else None
         if not eq or not spec or not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise MauschelnError(f"--cap {item!r} is not SPEC=N with N a whole number >= 1, e.g. --cap pimc=100")
+            raise MauschelnError(f"--cap {shown(item)} is not SPEC=N with N a whole number >= 1, e.g. --cap pimc=100")
+        if spec in caps:
+            raise MauschelnError(f"--cap names {spec} twice ({spec}={caps[spec]} and {shown(item)}); allowed: one cap "
+                                 "per opponent")
         caps[spec] = n
     return caps
+
+
+def distinct(flag: str, specs: Sequence[str]) -> None:
+    """Refuse a list of agent specs that names one agent twice (two spellings of it included)."""
+    seen: dict[str, str] = {}
+    for spec in specs:
+        key = same_agent(spec)
+        if key in seen:
+            same = spec if spec == seen[key] else f"{seen[key]} and {spec} (both {key})"
+            raise MauschelnError(f"{flag} names {same} more than once; allowed: each agent once")
+        seen[key] = spec
+
+
+def check_db(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a --db that is a folder or lies below a file (a command that writes to it)."""
+    if args.db is not None:
+        check_output_path(args.db, "--db")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,14 +177,38 @@ def _run(args: argparse.Namespace, command: str) -> int:
     from agents.bench.run import deal_set_for, run_bench, write_record
 
     deal_set = deal_set_for(args.suite, args.ruleset, args.players)
+    paths = [str(p) for p in args.reuse]
+    twice = sorted({p for p in paths if paths.count(p) > 1})
+    if twice:
+        raise MauschelnError(f"--reuse names {', '.join(twice)} more than once; allowed: each record once")
     reuse = [read_record(p) for p in args.reuse]
     slug = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in display_spec(args.agent))
     out = args.out or Path("bench-results") / args.suite / deal_set.table / f"{slug}.json"
-    if out.exists() and out.is_dir():
-        raise MauschelnError(f"--out {out} is a directory; allowed: a file path")
+    check_output_path(out, "--out")
+    if out.exists() and not args.overwrite:
+        raise MauschelnError(f"--out {out} exists; allowed: a new path, or --overwrite to replace it")
+    if args.submit:
+        check_db(args)
+    caps = parse_caps(args.cap)
+    me = same_agent(args.agent)
+    if args.field is not None:
+        distinct("--field", args.field)
+        for spec in args.field:
+            if same_agent(spec) == me:
+                raise MauschelnError(f"--field names {spec}, the agent itself; allowed: opponents other than "
+                                     f"{args.agent}")
+    distinct("--exclude", args.exclude)
+    if args.exclude:
+        from agents.bench.run import reference_field
+
+        field = args.field if args.field is not None else reference_field(deal_set)
+        keys = {same_agent(spec) for spec in field}
+        for spec in args.exclude:
+            if same_agent(spec) not in keys:
+                raise MauschelnError(f"--exclude {spec} is not in the field; allowed: {', '.join(field)}")
     _single_threaded_torch()
     record = run_bench(args.agent, deal_set, field=args.field, exclude=args.exclude, deals=args.deals,
-                       caps=parse_caps(args.cap), workers=args.workers, replays=args.replays, reuse=reuse,
+                       caps=caps, workers=args.workers, replays=args.replays, reuse=reuse,
                        progress=not args.no_progress and sys.stderr.isatty(), command=command,
                        log=lambda text: print(text, flush=True))
     write_record(record, out)
@@ -182,6 +232,7 @@ def _single_threaded_torch() -> None:
 def _submit(args: argparse.Namespace, command: str) -> int:
     from agents.bench.leaderboard import read_record, submit, summary_line
 
+    check_db(args)
     records = [(str(p), read_record(p)) for p in args.results]
     for source, record in records:
         print(summary_line(submit(record, args.db, source=source), source))
@@ -223,10 +274,28 @@ def _leaderboard(args: argparse.Namespace, command: str) -> int:
 
 
 def _report(args: argparse.Namespace, command: str) -> int:
+    from agents.bench.decks import check_suite, load_deal_set, tables_of
     from agents.bench.report import write_report
 
+    check_suite(args.suite)
+    tables = _tables_wanted(args)
+    check_output_path(args.out, "--out", folder=True)
+    taken = [name for name in ("index.html", "report.json") if (args.out / name).exists()]
+    if taken and not args.overwrite:
+        raise MauschelnError(f"--out {args.out} already holds {', '.join(taken)}; allowed: a new or other folder, or "
+                             "--overwrite to replace the report")
+    size = min(len(load_deal_set(args.suite, t)) for t in (tables or tables_of(args.suite)))
+    if not 0 <= args.replay_deals <= size:
+        raise MauschelnError(f"--replay-deals {shown(args.replay_deals)} is not allowed; allowed: a whole number "
+                             f"0..{size} (the deals of a table)")
+    for k in args.deal:
+        if not 0 <= k < size:
+            raise MauschelnError(f"--deal {shown(k)} is not allowed; allowed: a suite deal 0..{size - 1}")
+    twice = sorted({k for k in args.deal if args.deal.count(k) > 1})
+    if twice:
+        raise MauschelnError(f"--deal {twice[0]} is given twice; allowed: each deal once")
     _single_threaded_torch()
-    written = write_report(args.out, db=args.db, suite=args.suite, tables=_tables_wanted(args),
+    written = write_report(args.out, db=args.db, suite=args.suite, tables=tables,
                            replay_deals=args.replay_deals, extra_deals=args.deal, log=print, **_sources(args))
     print("wrote " + ", ".join(str(w) for w in written))
     return 0
@@ -242,12 +311,19 @@ def _tables(args: argparse.Namespace, command: str) -> int:
 
 
 def _generate(args: argparse.Namespace, command: str) -> int:
-    from agents.bench.decks import check_suite, write_suite
+    from agents.bench.decks import DECKS, HASHES, check_suite, suite_tables, write_suite
+    from agents.evaluation.duplicate import MAX_DEALS
 
     check_suite(args.suite)
-    if args.deals is not None and args.deals < 1:
-        raise MauschelnError(f"--deals {args.deals} is not allowed; allowed: a whole number >= 1")
-    hashes = write_suite(args.suite, args.out, deals=args.deals)
+    if args.deals is not None and not 1 <= args.deals <= MAX_DEALS:
+        raise MauschelnError(f"--deals {shown(args.deals)} is not allowed; allowed: a whole number 1..{MAX_DEALS}")
+    out = check_output_path(args.out if args.out is not None else DECKS / args.suite, "--out", folder=True)
+    taken = [name for name in [f"{t}.json" for t, _, _ in suite_tables()] + [HASHES] if (out / name).exists()]
+    if taken and not args.overwrite:
+        raise MauschelnError(f"--out {out} already holds deal sets ({', '.join(taken[:3])}{', ...' if len(taken) > 3 else ''}); "
+                             "allowed: a new folder, or --overwrite to replace them (the shipped deal sets are pinned: "
+                             "every result record names their hashes)")
+    hashes = write_suite(args.suite, out, deals=args.deals)
     for table, digest in hashes.items():
         print(f"{table:<22} {digest}")
     return 0

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agents.base import agent_from_spec
+from agents.base import agent_from_spec, same_agent
 from agents.evaluation.duplicate import BACKENDS, MAX_WORKERS, Settings
 from agents.evaluation.tournament import (
     CHUNKS,
@@ -96,12 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")
     g.add_argument("--note", default=None, help="a line added to every page (e.g. what the machine was doing)")
     return p
-
-
-def same_agent(spec: str) -> str:
-    """What two specs of one agent share: its name and the parameters that differ from their defaults, sorted
-    (``random`` and ``random:``, ``pimc`` and ``pimc:samples=16``, a file by its absolute path)."""
-    return agent_from_spec(spec).spec_text()
 
 
 def check_distinct(agents: Sequence[str], pairs: Sequence[tuple[str, str]] | None) -> None:
