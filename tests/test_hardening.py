@@ -37,6 +37,7 @@ BIG = 10**400
 RECORD = str(ROOT / "benchmarks" / "results" / "v1" / "mousel_4p" / "random.json.gz")
 """A shipped benchmark record (random against the mousel field; the games of deals 0..9 kept)."""
 BENCH_RUN = ["run", "random", "--ruleset", "mousel", "--no-progress"]
+EXPORT = ["learned:checkpoint=mousel4", "--format", "onnx"]
 
 
 # ---------------------------------------------------------------------- helpers
@@ -380,6 +381,74 @@ CLI_CASES = {
                                               setup=lambda t, f: ["--out", str(Path(_file(t, "mousel_4p.json", "k")).parent)]),
     "bench generate into the shipped suite": Cli("bench", ["generate", "--deals", "2"],
                                                  ["already holds deal sets", "the shipped deal sets are pinned"]),
+    # export: the output file (the policy itself included), the checkpoint
+    "export out is the policy": Cli("export", ["--format", "onnx", "--overwrite"],
+                                    ["is the policy being exported", "allowed: another path"],
+                                    setup=lambda t, f: _export_onto_itself(t)),
+    "export out exists": Cli("export", EXPORT, ["exists", "--overwrite to replace it"],
+                             setup=lambda t, f: ["--out", _file(t, "p.onnx", "keep")]),
+    "export out a folder": Cli("export", EXPORT, ["is a directory", "allowed: a file path"],
+                               setup=lambda t, f: ["--out", str(t)]),
+    "export out below a file": Cli("export", EXPORT, ["is a file, not a folder"],
+                                   setup=lambda t, f: ["--out", str(Path(_file(t, "f", "x")) / "p.onnx")]),
+    "export out in a missing folder": Cli("export", EXPORT, ["does not exist", "a file in an existing folder"],
+                                          setup=lambda t, f: ["--out", str(t / "no" / "p.onnx")]),
+    "export out empty": Cli("export", [*EXPORT, "--out", ""], ["argument --out: an empty path"], chdir=True),
+    "export spec not learned": Cli("export", ["expert", "--format", "onnx", "--out", "x.onnx"],
+                                   ["agent spec 'expert' is not allowed", "learned:checkpoint=NAME_OR_PATH"]),
+    "export spec with more parameters": Cli("export", ["learned:checkpoint=mousel4,greedy=true", "--format", "onnx",
+                                                       "--out", "x.onnx"], ["is not allowed"]),
+    "export checkpoint not safetensors": Cli("export", ["--format", "onnx"], ["not a readable safetensors checkpoint"],
+                                             setup=lambda t, f: ["learned:checkpoint=" + _file(t, "p.safetensors", "xx"),
+                                                                 "--out", str(t / "p.onnx")]),
+    # distill: numbers checked before the search plays, the output and the recorded decisions
+    "distill seed negative": Cli("distill", ["mousel4", "--seed", "-1"], ["seed=-1", "allowed: a whole number >= 0"]),
+    "distill threads huge": Cli("distill", ["mousel4", "--threads", str(10**30)], ["threads=1000", "1..1024"]),
+    "distill deals huge": Cli("distill", ["mousel4", "--deals", str(10**30)], ["deals=1000", "10..10000000"]),
+    "distill eval deals huge": Cli("distill", ["mousel4", "--eval-deals", str(10**30)], ["eval_deals=1000", "0..10000000"]),
+    "distill kl nan": Cli("distill", ["mousel4", "--kl-coef", "nan"], ["kl_coef=nan", "[0, 1e6)"]),
+    "distill learning rate minus zero": Cli("distill", ["mousel4", "--learning-rate", "-0"], ["learning_rate=-0.0", "(0, 1]"]),
+    "distill teacher empty": Cli("distill", ["mousel4", "--teacher", ""], ["teacher=''", "an agent spec"]),
+    "distill teacher for another table": Cli("distill", ["mousel4", "--teacher", "learned:checkpoint=mauscheln4"],
+                                             ["trained for mauscheln, 4 players", "mousel"],
+                                             setup=lambda t, f: ["--out", str(t / "o.safetensors")]),
+    "distill out exists": Cli("distill", ["mousel4"], ["exists", "--overwrite to replace it"],
+                              setup=lambda t, f: ["--out", _file(t, "o.safetensors", "keep")]),
+    "distill summary exists": Cli("distill", ["mousel4"], ["o.json exists", "--overwrite"],
+                                  setup=lambda t, f: ["--out", str(Path(_file(t, "o.json", "{}")).with_suffix(".safetensors"))]),
+    "distill out below a file": Cli("distill", ["mousel4"], ["is a file, not a folder"],
+                                    setup=lambda t, f: ["--out", str(Path(_file(t, "f", "x")) / "o.safetensors")]),
+    "distill out empty": Cli("distill", ["mousel4", "--out", ""], ["--out is empty"], chdir=True),
+    "distill data a folder": Cli("distill", ["mousel4"], ["--data", "is a folder"],
+                                 setup=lambda t, f: ["--data", str(Path(t / "d.npz").mkdir() or t / "d.npz"),
+                                                     "--out", str(t / "o.safetensors")]),
+    "distill policy a folder": Cli("distill", [], ["is a directory without a policy"], setup=lambda t, f: [str(t)]),
+    # exploit: the evaluation's numbers fail before the training
+    "exploit deals huge": Cli("exploit", ["expert", "--deals", str(10**30)], ["deals=1000", "1..10000000"]),
+    "exploit workers huge": Cli("exploit", ["expert", "--workers", str(10**30)], ["workers=1000", "1..1024"]),
+    "exploit minutes nan": Cli("exploit", ["expert", "--minutes", "nan"], ["minutes=nan", "a number of minutes > 0"]),
+    "exploit minutes minus zero": Cli("exploit", ["expert", "--minutes", "-0"], ["minutes=-0.0"]),
+    "exploit hidden empty": Cli("exploit", ["expert", "--from-scratch", "--hidden"], ["hidden=[]", "a list of 1 to 16"],
+                                setup=lambda t, f: ["--run-dir", str(t / "run")]),
+    "exploit rule twice": Cli("exploit", ["expert", "--rule", "knock=true", "--rule", "knock=false"],
+                              ["--rule knock is given twice"]),
+    "exploit target for another table": Cli("exploit", ["learned:checkpoint=mauscheln4", "--ruleset", "mousel"],
+                                            ["trained for mauscheln, 4 players"], setup=lambda t, f: ["--run-dir", str(t / "r")]),
+    # league: numbers, the run directory and the state of a league to continue
+    "league seed negative": Cli("league", ["--seed", "-1"], ["seed=-1", ">= 0"], setup=lambda t, f: _league(t)),
+    "league eval deals huge": Cli("league", ["--eval-deals", str(10**30)], ["eval_deals=1000", "1..10000000"],
+                                  setup=lambda t, f: _league(t)),
+    "league run dir a file": Cli("league", [], ["--run-dir", "is a file; allowed: a folder"],
+                                 setup=lambda t, f: _league(t, _file(t, "f", "x"))),
+    "league state not JSON": Cli("league", [], ["league.json cannot be read as a league state", "another --run-dir"],
+                                 setup=lambda t, f: _league(t, str(Path(_file(t, "league.json", "{")).parent))),
+    "league state of the wrong shape": Cli("league", [], ["league.json is not a league state"],
+                                           setup=lambda t, f: _league(t, str(Path(_file(t, "league.json", "[]")).parent))),
+    "league config missing": Cli("league", [], ["does not exist"], setup=lambda t, f: ["--config", str(t / "x.yaml")]),
+    "league config reference backend": Cli("league", ["--config", str(SMOKE)], ["backend='reference'", "backend: batched"],
+                                           setup=lambda t, f: ["--run-dir", str(t / "run")]),
+    "league start for another table": Cli("league", ["--init-from", "mousel4"], ["trained for mousel"],
+                                          setup=lambda t, f: _league(t)),
     # replay: the seat to view, the deal and the lone seat, the record file
     "replay view thousands of digits": Cli("replay", [RECORD, "--deal", "0", "--view", "9" * 5000],
                                            ["--view '999", "(5002 characters)", "allowed: all or a seat 0..3"]),
@@ -453,6 +522,18 @@ def _locked_dir(tmp: Path, name: str = "locked") -> Path:
     path.mkdir()
     path.chmod(0o500)
     return path
+
+
+def _export_onto_itself(tmp: Path) -> list[str]:
+    policy = tmp / "p.safetensors"
+    shutil.copyfile(ROOT / "agents" / "learned" / "policies" / "mousel4.safetensors", policy)
+    return [f"learned:checkpoint={policy}", "--out", str(policy)]
+
+
+def _league(tmp: Path, run_dir: str | None = None) -> list[str]:
+    """A league of the smoke preset on the batched engine, in ``run_dir`` (default: a new folder)."""
+    config = _file(tmp, "league.yaml", f"base: {SMOKE}\nbackend: batched\n")
+    return ["--config", config, "--run-dir", run_dir or str(tmp / "league_run")]
 
 
 def _truncated_per_deal(results: Path, tmp: Path) -> str:

@@ -30,8 +30,8 @@ from typing import Annotated, Any
 import numpy as np
 import tyro
 
-from mauscheln_env.errors import ConfigError
-from mauscheln_env.files import atomic_write_text, strict_json
+from mauscheln_env.errors import ConfigError, shown
+from mauscheln_env.files import atomic_write_text, check_output_path, strict_json
 from mauscheln_env.observation import Observer
 from train.cli import tyro_cli
 
@@ -63,21 +63,45 @@ class DistillArgs:
     eval_deals: int = 0
     """Duplicate deals of the distilled policy against the starting one afterwards (0: none)."""
     out: str | None = None
-    """Where to write the distilled policy (default: runs/distill/<policy>__<seed>.safetensors)."""
+    """Where to write the distilled policy (default: runs/distill/<policy>__<seed>.safetensors) and, beside it,
+    the summary (.json)."""
+    overwrite: bool = False
+    """Replace an existing --out (and its summary)."""
     data: str | None = None
     """An .npz file of recorded decisions: read when it exists (made by the same policy table, teacher, deals
     and seed), else written after recording; so that other fits of the same play skip the slow search."""
 
 
-def _check(args: DistillArgs) -> None:
-    for name, low in (("deals", 10), ("epochs", 1), ("minibatch", 1), ("threads", 1), ("eval_deals", 0)):
+def _check(args: DistillArgs) -> Path:
+    """Refuse what is not allowed before any deal is played; the output path."""
+    from agents.evaluation.duplicate import MAX_DEALS
+
+    for name, low, high in (("deals", 10, MAX_DEALS), ("epochs", 1, None), ("minibatch", 1, None),
+                            ("threads", 1, 1024), ("eval_deals", 0, MAX_DEALS), ("seed", 0, None)):
         value = getattr(args, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ConfigError(f"{name}={value!r} is not allowed; allowed: a whole number >= {low}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+            span = f">= {low}" if high is None else f"{low}..{high}"
+            raise ConfigError(f"{name}={shown(value)} is not allowed; allowed: a whole number {span}")
     if not 0 < args.learning_rate <= 1:
         raise ConfigError(f"learning_rate={args.learning_rate!r} is not allowed; allowed: a number in (0, 1]")
     if not 0 <= args.kl_coef < 1e6:
-        raise ConfigError(f"kl_coef={args.kl_coef!r} is not allowed; allowed: a number >= 0")
+        raise ConfigError(f"kl_coef={args.kl_coef!r} is not allowed; allowed: a number in [0, 1e6)")
+    if args.teacher is not None and not args.teacher.strip():
+        raise ConfigError("teacher='' is not allowed; allowed: an agent spec, or no --teacher for pimc:model=POLICY")
+    if args.out is not None:
+        out = check_output_path(args.out, "--out")
+    else:
+        out = Path("runs/distill") / f"{Path(str(args.policy)).stem}__{args.seed}.safetensors"
+    if out.suffix != ".safetensors":
+        raise ConfigError(f"out={str(out)!r} is not allowed; allowed: a path ending in .safetensors")
+    taken = [p for p in (out, out.with_suffix(".json")) if p.exists()]
+    if taken and not args.overwrite:
+        raise ConfigError(f"{taken[0]} exists; allowed: a new --out, or --overwrite to replace it")
+    if args.data is not None:
+        data = check_output_path(args.data, "--data")
+        if data.suffix != ".npz":
+            raise ConfigError(f"data={str(data)!r} is not allowed; allowed: a path ending in .npz")
+    return out
 
 
 def table_of(layout: dict[str, Any]) -> Any:
@@ -203,16 +227,13 @@ def distill(args: DistillArgs) -> dict[str, Any]:
     from agents.base import agent_from_spec
     from agents.learned import read_policy, save_policy
 
-    _check(args)
+    out = _check(args)
     torch.set_num_threads(args.threads)
     net, layout, _ = read_policy(args.policy)
     game = table_of(layout)
     teacher = args.teacher or f"pimc:model={args.policy}"
     probe = agent_from_spec(teacher)  # a bad spec or checkpoint is refused before any deal is played
     probe.setup(game, 0)
-    out = Path(args.out) if args.out else Path("runs/distill") / f"{Path(str(args.policy)).stem}__{args.seed}.safetensors"
-    if out.suffix != ".safetensors":
-        raise ConfigError(f"out={str(out)!r} is not allowed; allowed: a path ending in .safetensors")
     print(f"{PROG}: {teacher} plays {args.deals} deals of {game.config.ruleset}, {game.n} players", flush=True)
     data = recorded(game, teacher, args)
     student, figures = fit(net, data, args)

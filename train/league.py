@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from mauscheln_env.errors import ConfigError
-from mauscheln_env.files import atomic_write_text, strict_json
+from mauscheln_env.errors import ConfigError, shown
+from mauscheln_env.files import atomic_write_text, check_output_path, strict_json
 from train.cli import tyro_cli
 
 PROG = "mauscheln league"
@@ -71,10 +71,14 @@ class LeagueArgs:
 
 
 def _check(args: LeagueArgs) -> None:
-    for name, low in (("rounds", 1), ("updates_per_round", 1), ("opponents", 1), ("eval_deals", 1)):
+    from agents.evaluation.duplicate import MAX_DEALS
+
+    for name, low, high in (("rounds", 1, None), ("updates_per_round", 1, None), ("opponents", 1, None),
+                            ("eval_deals", 1, MAX_DEALS), ("seed", 0, None)):
         value = getattr(args, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ConfigError(f"{name}={value!r} is not allowed; allowed: a whole number >= {low}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+            span = f">= {low}" if high is None else f"{low}..{high}"
+            raise ConfigError(f"{name}={shown(value)} is not allowed; allowed: a whole number {span}")
 
 
 def pfsp_weights(win_shares: list[float]) -> np.ndarray:
@@ -127,6 +131,20 @@ def _train_role(base: Any, role: str, rnd: int, init_from: str | None, opponents
     return out / "policy.safetensors"
 
 
+def read_state(path: Path) -> dict[str, Any]:
+    """The ``league.json`` of a league to continue, refused unless it is a state this command wrote."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read as a league state ({exc}); allowed: the league.json {PROG} wrote, "
+                          "or another --run-dir") from None
+    shapes = {"args": dict, "rounds_done": int, "members": list, "latest": dict, "history": list}
+    if not isinstance(state, dict) or any(not isinstance(state.get(k), t) for k, t in shapes.items()):
+        raise ConfigError(f"{path} is not a league state (a mapping of {', '.join(shapes)}); allowed: the league.json "
+                          f"{PROG} wrote, or another --run-dir")
+    return state
+
+
 def league(args: LeagueArgs) -> dict[str, Any]:
     from torch.utils.tensorboard import SummaryWriter
 
@@ -144,8 +162,9 @@ def league(args: LeagueArgs) -> dict[str, Any]:
     state_file = run_dir / "league.json"
     state: dict[str, Any] = {"args": {k: getattr(args, k) for k in LeagueArgs.__dataclass_fields__},
                              "rounds_done": 0, "members": [], "latest": {}, "history": []}
-    if state_file.is_file():
-        state = json.loads(state_file.read_text(encoding="utf-8"))
+    check_output_path(run_dir, "--run-dir", folder=True)
+    if state_file.exists():
+        state = read_state(state_file)
         kept = {k: v for k, v in state["args"].items() if k not in ("rounds", "run_dir", "runs_root")}
         now = {k: getattr(args, k) for k in kept}
         if kept != now:

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.learned.checkpoint import CheckpointError, available_policies, read_policy
+from agents.learned.checkpoint import CheckpointError, available_policies, read_policy, resolve_checkpoint
 from agents.learned.network import NUM_SUITS, PolicyNet
 from agents.learned.portable import (
     LAYOUT_FILE,
@@ -43,7 +43,7 @@ from agents.learned.portable import (
 )
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, strict_json
-from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, report
+from mauscheln_env.ruleargs import ArgumentParser, newline_after_ctrl_c, path_arg, report
 
 PROG = "mauscheln export"
 EXPORT_FORMATS = ("onnx", "torchscript")
@@ -186,9 +186,16 @@ def export_policy(checkpoint: str, kind: str, out: str | Path, overwrite: bool =
         raise ExportError(f"--out {str(out)!r} is a directory; allowed: a file path")
     if out.exists() and not overwrite:
         raise ExportError(f"--out {str(out)!r} exists; allowed: a new path, or --overwrite to replace it")
+    if out.parent.exists() and not out.parent.is_dir():
+        raise ExportError(f"--out {str(out)!r}: {str(out.parent)!r} is a file, not a folder; allowed: a file in an "
+                          "existing folder")
     if not out.parent.is_dir():
         raise ExportError(f"--out {str(out)!r}: the folder {str(out.parent)!r} does not exist; allowed: a file in an "
                           "existing folder")
+    source = resolve_checkpoint(checkpoint)
+    if out.exists() and out.resolve() == source.resolve():
+        raise ExportError(f"--out {str(out)!r} is the policy being exported; allowed: another path (the export "
+                          "reads the policy again after writing)")
     net, layout, _ = read_policy(checkpoint)
     net = net.cpu().eval()
     if kind == "onnx":
@@ -217,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", help=f"learned:checkpoint=NAME_OR_PATH: a policy file, a run directory or a shipped "
                                  f"policy ({shipped})")
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the file format")
-    p.add_argument("--out", required=True, help="the file to write")
+    p.add_argument("--out", type=path_arg, required=True, help="the file to write")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     return p
 
