@@ -501,6 +501,12 @@ CLI_CASES = {
     "sb3 players": Cli("sb3", ["--players", "9"], ["num_players=9", "3-7 players"]),
     "sb3 timesteps": Cli("sb3", ["--timesteps", "0"], ["--timesteps 0", ">= 1"]),
     "sb3 opponents": Cli("sb3", ["--opponents", "nobody"], ["'nobody'", "allowed"]),
+    "sb3 seed beyond 32 bits": Cli("sb3", ["--seed", str(2**32)], ["--seed 4294967296", "0..4294967295"]),
+    "sb3 envs huge": Cli("sb3", ["--n-envs", str(10**30)], ["--n-envs 1000", "1..1024"]),
+    "sb3 eval deals huge": Cli("sb3", ["--eval-deals", str(10**30)], ["--eval-deals 1000", "0..10000000"]),
+    "sb3 eval agents twice": Cli("sb3", ["--eval-agents", "random", "random:"], ["random and random: more than once"]),
+    "sb3 runs root a file": Cli("sb3", [], ["--runs-root", "is a file; allowed: a folder"],
+                                setup=lambda t, f: ["--runs-root", _file(t, "f", "x")]),
 }
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.learned.sb3 import SB3Agent  # noqa: F401  (the agent that plays the saved model; re-exported)
-from mauscheln_env.errors import MauschelnError
-from mauscheln_env.files import strict_json
+from mauscheln_env.errors import MauschelnError, shown
+from mauscheln_env.files import check_output_path, strict_json
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, report
 
 PROG = "python -m train.sb3_maskable"
@@ -58,16 +58,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        for flag, value, low in (("--timesteps", args.timesteps, 1), ("--n-envs", args.n_envs, 1),
-                                 ("--seed", args.seed, 0), ("--eval-deals", args.eval_deals, 0),
-                                 ("--max-deals", args.max_deals, 1)):
-            if value < low:
-                raise MauschelnError(f"{flag} {value} is not allowed; allowed: a whole number >= {low}")
+        from agents.evaluation.duplicate import MAX_DEALS
+
+        for flag, value, low, high in (("--timesteps", args.timesteps, 1, None), ("--n-envs", args.n_envs, 1, 1024),
+                                       ("--seed", args.seed, 0, 2**32 - 1), ("--eval-deals", args.eval_deals, 0, MAX_DEALS),
+                                       ("--max-deals", args.max_deals, 1, None)):
+            if value < low or (high is not None and value > high):  # SB3 seeds numpy, which takes 32 bits
+                span = f">= {low}" if high is None else f"{low}..{high}"
+                raise MauschelnError(f"{flag} {shown(value)} is not allowed; allowed: a whole number {span}")
         config = config_from_namespace(args, max_deals=(args.max_deals, "--max-deals"))
-        from agents.base import agent_from_spec
+        from agents.base import agent_from_spec, same_agent
 
         for spec in [args.opponents, *args.eval_agents]:
             agent_from_spec(spec)  # unknown names or parameters fail before training
+        keys = [same_agent(spec) for spec in args.eval_agents]
+        twice = sorted({spec for spec, key in zip(args.eval_agents, keys) if keys.count(key) > 1})
+        if twice:
+            raise MauschelnError(f"--eval-agents names {' and '.join(twice)} more than once; allowed: distinct agents")
+        check_output_path(args.runs_root, "--runs-root", folder=True)
     except MauschelnError as exc:
         return report(PROG, exc)
 
