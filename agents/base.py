@@ -52,7 +52,7 @@ import numpy as np
 from agents import targets
 from agents.errors import AgentError
 from mauscheln_env.engine import Game
-from mauscheln_env.errors import MauschelnError
+from mauscheln_env.errors import MauschelnError, shown
 from mauscheln_env.ruleargs import parse_value
 
 Info = Mapping[str, Any]
@@ -114,9 +114,10 @@ class Agent(abc.ABC):
         an agent never receives a game state.
         """
         if not isinstance(game, Game):
-            raise ValueError(f"setup needs a mauscheln_env Game, got {type(game).__name__}")
-        if not isinstance(seat, (int, np.integer)) or not 0 <= seat < game.n:
-            raise ValueError(f"seat={seat!r} is not allowed; allowed: 0..{game.n - 1}")
+            raise AgentError(f"setup needs a mauscheln_env Game, got {type(game).__name__}")
+        if (not isinstance(seat, (int, np.integer)) or isinstance(seat, (bool, np.bool_))
+                or not 0 <= seat < game.n):
+            raise AgentError(f"seat={shown(seat)} is not allowed; allowed: 0..{game.n - 1}")
         self.game = game
         self.seat = int(seat)
 
@@ -129,6 +130,8 @@ class Agent(abc.ABC):
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal (or session). With ``seed``, reseed :attr:`rng`."""
         if seed is not None:
+            if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)) or seed < 0:
+                raise AgentError(f"seed={shown(seed)} is not allowed; allowed: None or a whole number >= 0")
             self._rng, self._rng_seed = None, seed
 
     @property

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mauscheln_env.cards import Deck
-from mauscheln_env.errors import ConfigError
+from mauscheln_env.errors import ConfigError, shown
 from mauscheln_env.options import Options
 from mauscheln_env.rulesets import RULESETS, RulesetSpec
 
@@ -124,11 +124,11 @@ def make_config(ruleset: str | Path = "mauscheln", num_players: int | None = Non
         raise ConfigError(f"unknown ruleset {ruleset!r}; available: {', '.join(RULESETS)}")
     spec = RULESETS[ruleset]
     if isinstance(num_players, bool) or not hasattr(num_players, "__index__"):
-        raise ConfigError(f"num_players must be a whole number, got {num_players!r}")
+        raise ConfigError(f"num_players must be a whole number, got {shown(num_players)}")
     num_players = int(num_players)
     if not spec.min_players <= num_players <= spec.max_players:
         raise ConfigError(
-            f"num_players={num_players} is not allowed in {ruleset}: "
+            f"num_players={shown(num_players)} is not allowed in {ruleset}: "
             f"{spec.min_players}-{spec.max_players} players"
         )
     opts = spec.options_class.build(num_players, options)

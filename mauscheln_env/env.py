@@ -112,6 +112,7 @@ ignored with a warning; bad values raise `ValueError`.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -133,6 +134,16 @@ MAX_CHIPS = MAX_AMOUNT
 """Largest chips, score or pot a reset may set: chip sums stay far inside the batched engine's int64."""
 
 
+def _finite_number(x: Any) -> bool:
+    """A number (not a bool) that is a finite float: 10**30 is, 10**400 (no float holds it) and nan are not."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
 def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode: str | None = None,
         illegal_reward: float | None = None, **rule_options: Any):
     """The environment wrapped with the semantics of PettingZoo's classic wrappers.
@@ -144,10 +155,9 @@ def env(ruleset: str = "mauscheln", num_players: int | None = None, render_mode:
     ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
     ``OrderEnforcingWrapper`` do, in one layer (it is an ``OrderEnforcingWrapper``).
     """
-    if illegal_reward is not None and (isinstance(illegal_reward, (bool, np.bool_))
-                                       or not isinstance(illegal_reward, (int, float, np.integer, np.floating))
-                                       or not np.isfinite(illegal_reward)):
-        raise MauschelnError(f"illegal_reward={illegal_reward!r} is not allowed; allowed: None or a finite number")
+    if illegal_reward is not None and not _finite_number(illegal_reward):
+        raise MauschelnError(f"illegal_reward={shown(illegal_reward)} is not allowed; allowed: None or a finite "
+                             "number")
     e = raw_env(ruleset=ruleset, num_players=num_players, render_mode=render_mode, **rule_options)
     if illegal_reward is None:
         illegal_reward = -float(e.game.scoring.unit(e.game))
@@ -239,7 +249,7 @@ class raw_env(AECEnv):
         if options.get("dealer") is not None:
             d = options["dealer"]
             if not _is_int(d) or not 0 <= d < n:
-                raise MauschelnError(f"reset option dealer={d!r} is not a seat; allowed: 0..{n - 1}")
+                raise MauschelnError(f"reset option dealer={shown(d)} is not a seat; allowed: 0..{n - 1}")
             out["dealer"] = int(d)
         points = not self.game.scoring.uses_chips
         for key in ("chips", "scores"):

@@ -25,6 +25,7 @@ from pathlib import Path
 from queue import Empty, Queue
 
 import numpy as np
+import pettingzoo
 import pytest
 
 import mauscheln_env
@@ -845,7 +846,105 @@ API_CASES = {
     "match runner pot": Api(lambda: _match_pot(-1), ["pot=-1", "allowed: a whole number >= 0"]),
     "bankroll too large": Api(lambda: mauscheln_env.env(bankroll=BIG), ["bankroll", "allowed"]),
     "mousel deck_size": Api(lambda: mauscheln_env.env(ruleset="mousel", deck_size=40), ["deck_size=40", "32", "52"]),
+    # siblings: booleans, floats, text, nan and huge numbers where whole numbers are expected, the env and its reset
+    "env players bool": Api(lambda: mauscheln_env.env(num_players=True), ["num_players must be a whole number"]),
+    "env players float": Api(lambda: mauscheln_env.env(num_players=4.0), ["got 4.0"]),
+    "env players numpy float": Api(lambda: mauscheln_env.env(num_players=np.float64(4)), ["whole number"]),
+    "env players text": Api(lambda: mauscheln_env.env(num_players="4"), ["got '4'"]),
+    "env players nan": Api(lambda: mauscheln_env.env(num_players=float("nan")), ["got nan"]),
+    "env players huge": Api(lambda: mauscheln_env.env(num_players=BIG), ["num_players=", "3-7 players"]),
+    "env ruleset empty": Api(lambda: mauscheln_env.env(ruleset=""), ["unknown ruleset ''", "available: mauscheln"]),
+    "env ruleset with a space": Api(lambda: mauscheln_env.env(ruleset=" mousel"), ["unknown ruleset ' mousel'"]),
+    "env ruleset in capitals": Api(lambda: mauscheln_env.env(ruleset="MOUSEL"), ["unknown ruleset 'MOUSEL'"]),
+    "env ruleset None": Api(lambda: mauscheln_env.env(ruleset=None), ["unknown ruleset None"]),
+    "env ruleset a folder": Api(lambda: mauscheln_env.env(ruleset=str(ROOT)), ["unknown ruleset"]),
+    "env render mode": Api(lambda: mauscheln_env.env(render_mode="nope"), ["render_mode 'nope'", "allowed: None"]),
+    "env unknown option": Api(lambda: mauscheln_env.env(nonsense=1), ["unknown option(s) nonsense", "allowed: bankroll"]),
+    "env stake minus zero": Api(lambda: mauscheln_env.env(stake=-0.0), ["stake=-0.0 has type float"]),
+    "env stake float": Api(lambda: mauscheln_env.env(stake=8.0), ["stake=8.0 has type float"]),
+    "env stake bool": Api(lambda: mauscheln_env.env(stake=True), ["stake=True has type bool"]),
+    "env knock one": Api(lambda: mauscheln_env.env(knock=1), ["knock=1 has type int", "True or False"]),
+    "env knock text": Api(lambda: mauscheln_env.env(knock="true"), ["knock='true' has type str"]),
+    "env max_deals huge": Api(lambda: mauscheln_env.env(max_deals=10**30), ["max_deals=1000", "allowed: a whole number >= 1"]),
+    "env max_deals nan": Api(lambda: mauscheln_env.env(max_deals=float("nan")), ["max_deals=nan has type float"]),
+    "env bankroll nan": Api(lambda: mauscheln_env.env(bankroll=float("nan")), ["bankroll=nan"]),
+    "illegal_reward too large for a float": Api(lambda: mauscheln_env.env(illegal_reward=BIG),
+                                                ["illegal_reward=1000", "characters)", "allowed: None or a finite number"]),
+    "illegal_reward bool": Api(lambda: mauscheln_env.env(illegal_reward=True), ["illegal_reward=True", "finite number"]),
+    "reset pot bool": Api(lambda: _reset({"pot": True}), ["pot=True", "0..2147483647"]),
+    "reset pot float": Api(lambda: _reset({"pot": 1.0}), ["pot=1.0", "0..2147483647"]),
+    "reset pot minus zero": Api(lambda: _reset({"pot": -0.0}), ["pot=-0.0"]),
+    "reset pot nan": Api(lambda: _reset({"pot": float("nan")}), ["pot=nan"]),
+    "reset pot text": Api(lambda: _reset({"pot": "3"}), ["pot='3'"]),
+    "reset pot beyond int64": Api(lambda: _reset({"pot": np.uint64(2**63)}), ["pot=np.uint64(9223372036854775808)"]),
+    "reset dealer bool": Api(lambda: _reset({"dealer": True}), ["dealer=True is not a seat", "allowed: 0..3"]),
+    "reset dealer minus zero": Api(lambda: _reset({"dealer": -0.0}), ["dealer=-0.0 is not a seat"]),
+    "reset dealer huge": Api(lambda: _reset({"dealer": BIG}), ["is not a seat", "0..3"]),
+    "reset dealer nan": Api(lambda: _reset({"dealer": float("nan")}), ["dealer=nan"]),
+    "reset chips too few": Api(lambda: _reset({"chips": [5, 5, 5]}), ["chips=[5, 5, 5]", "a list of 4 whole numbers"]),
+    "reset chips text": Api(lambda: _reset({"chips": "abcd"}), ["chips='abcd'"]),
+    "reset chips bools": Api(lambda: _reset({"chips": [True] * 4}), ["chips=[True, True, True, True]"]),
+    "reset chips nested": Api(lambda: _reset({"chips": [[1, 2], [3, 4]]}), ["chips=[[1, 2], [3, 4]]"]),
+    "reset options a list": Api(lambda: _reset([1, 2]), ["reset options must be a dict, got list"]),
+    "reset seed bool": Api(lambda: _reset(seed=True), ["seed=True", "None or a whole number >= 0"]),
+    "reset seed float": Api(lambda: _reset(seed=1.0), ["seed=1.0"]),
+    "reset seed nan": Api(lambda: _reset(seed=float("nan")), ["seed=nan"]),
+    "reset seed text": Api(lambda: _reset(seed="3"), ["seed='3'"]),
+    "reset deal text": Api(lambda: _reset({"deal": "x"}), ["deal must be a dict with keys hands, trump, stock"]),
+    "raw step bool": Api(lambda: _raw_step(True), ["must act with an action id (int), got True", "legal: mauscheln"]),
+    "raw step nan": Api(lambda: _raw_step(float("nan")), ["got nan", "legal:"]),
+    "raw step huge": Api(lambda: _raw_step(10**30), ["is not legal for seat 0", "legal:"]),
+    "raw step negative": Api(lambda: _raw_step(-1), ["action -1 is not legal"]),
+    "raw step text": Api(lambda: _raw_step("3"), ["got '3'"]),
+    "raw step None for a live agent": Api(lambda: _raw_step(None), ["got None"]),
+    "observe None": Api(lambda: _reset().observe(None), ["observe(None): no such agent", "player_0"]),
+    # agents: names, parameters and specs
+    "agent name with a space": Api(lambda: make_agent(" random"), ["unknown agent ' random'", "allowed: beginner"]),
+    "agent name empty": Api(lambda: make_agent(""), ["unknown agent ''"]),
+    "agent name None": Api(lambda: make_agent(None), ["unknown agent None"]),
+    "pimc samples bool": Api(lambda: make_agent("pimc", samples=True), ["samples=True", "whole number"]),
+    "pimc samples float": Api(lambda: make_agent("pimc", samples=2.0), ["samples=2.0"]),
+    "pimc samples nan": Api(lambda: make_agent("pimc", samples=float("nan")), ["samples=nan"]),
+    "pimc samples minus zero": Api(lambda: make_agent("pimc", samples=-0), ["samples=0", ">= 1"]),
+    "pimc samples huge": Api(lambda: make_agent("pimc", samples=10**30), ["samples=1000", "allowed: a whole number"],
+                             marks=[pytest.mark.xfail(strict=True, reason="agents/search/pimc.py (being edited): "
+                                                      "samples has no upper bound; a decision never ends")]),
+    "learned checkpoint empty": Api(lambda: make_agent("learned", checkpoint="").setup(Game(make_config("mauscheln", 4)), 0),
+                                    ["is a directory without a policy"]),
+    "random parameter": Api(lambda: make_agent("random", depth=3), ["has no parameter(s) depth", "allowed: no parameters"]),
+    "agent seat bool": Api(lambda: make_agent("random").setup(Game(make_config("mauscheln", 4)), True),
+                           ["seat=True", "allowed: 0..3"]),
+    "agent seat huge": Api(lambda: make_agent("expert").setup(Game(make_config("mauscheln", 4)), BIG),
+                           ["seat=1000", "characters)", "0..3"]),
+    "agent seat negative": Api(lambda: make_agent("random").setup(Game(make_config("mauscheln", 4)), -1), ["seat=-1"]),
+    "agent setup without a game": Api(lambda: make_agent("random").setup(None, 0), ["needs a mauscheln_env Game"]),
+    "agent reset seed negative": Api(lambda: make_agent("random").reset(-1), ["seed=-1", "None or a whole number >= 0"]),
+    "agent reset seed bool": Api(lambda: make_agent("random").reset(True), ["seed=True"]),
+    "spec name empty": Api(lambda: agent_from_spec(":"), ["unknown agent ''"]),
+    "spec item without value": Api(lambda: agent_from_spec("pimc:samples"), ["'samples' is not key=value"]),
+    "spec item without key": Api(lambda: agent_from_spec("pimc:=3"), ["'=3' is not key=value"]),
+    "spec empty item": Api(lambda: agent_from_spec("pimc:,"), ["'' is not key=value"]),
+    "spec superscript digit": Api(lambda: agent_from_spec("pimc:samples=²"), ["samples='²'", "whole number"]),
+    "spec hexadecimal": Api(lambda: agent_from_spec("pimc:samples=0x10"), ["samples='0x10'"]),
+    "spec parameter in capitals": Api(lambda: agent_from_spec("pimc:Samples=2"), ["no parameter(s) Samples"]),
+    "spec a second colon": Api(lambda: agent_from_spec("pimc:samples=2:samples=3"), ["samples='2:samples=3'"]),
+    "spec not text": Api(lambda: agent_from_spec(3), ["agent spec 3 is not allowed"]),
+    "spec seed bool": Api(lambda: agent_from_spec("random", seed=True), ["seed=True"]),
+    # PettingZoo's registry: an id names its ruleset
+    "make with another ruleset": Api(lambda: pettingzoo.make("aec", "mauscheln/mousel-v1", ruleset="mouche"),
+                                     ["mauscheln/mousel-v1 names its ruleset", "ruleset='mouche' is not allowed",
+                                      "mauscheln/mouche-v1"]),
+    "make with too many players": Api(lambda: pettingzoo.make("aec", "mauscheln/mousel-v1", num_players=99),
+                                      ["num_players=99", "3-7 players"]),
+    "make with players bool": Api(lambda: pettingzoo.make("aec", "mauscheln/mousel-v1", num_players=True),
+                                  ["num_players must be a whole number"]),
 }
+
+
+def _raw_step(action):
+    env = mauscheln_env.raw_env(num_players=4)
+    env.reset(seed=0)
+    env.step(action)
 
 
 def _match_pot(pot: int):
@@ -866,6 +965,39 @@ def test_api_refuses_with_what_is_allowed(name):
     assert len(str(exc.value)) < 400  # a huge number is cut short, not printed in full
     env_still_works(mauscheln_env.env(num_players=4))
     env_still_works(mauscheln_env.raw_env(num_players=4))
+
+
+ACCEPTED = {  # inputs that look odd but mean one thing; each is taken as it says
+    "a seed of 30 digits": lambda: _reset(seed=10**30),
+    "a numpy seed of 64 bits": lambda: _reset(seed=np.uint64(2**64 - 1)),
+    "illegal_reward as a large int": lambda: mauscheln_env.env(illegal_reward=10**30),
+    "an Arabic-Indic digit in a spec (int() reads it)": lambda: _expect(agent_from_spec("pimc:samples=٣").params["samples"], 3),
+    "a full-width digit in a spec": lambda: _expect(agent_from_spec("pimc:samples=１").params["samples"], 1),
+    "spaces around a spec's parameters": lambda: _expect(agent_from_spec("pimc: samples= 2").params["samples"], 2),
+    "digits grouped by underscores": lambda: _expect(agent_from_spec("pimc:samples=1_000").params["samples"], 1000),
+    "an empty parameter list": lambda: _expect(agent_from_spec("pimc:").spec_text(), "pimc"),
+    "an agent seed of 30 digits": lambda: agent_from_spec("random", seed=10**30).reset(10**30),
+    "a preset with YAML anchors": lambda: make_config(ROOT / "configs" / "rules" / "mouche_pamphile.yaml"),
+}
+
+
+def _expect(got, want):
+    assert got == want, (got, want)
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED))
+def test_odd_but_unambiguous_inputs_are_accepted(name):
+    ACCEPTED[name]()
+
+
+def test_flags_read_numbers_as_int_reads_them():
+    """argparse reads a number flag with int(): any Unicode decimal digit counts (``٣`` is 3, ``３`` is 3), a
+    sign, spaces and underscores are allowed; ``²`` (a digit but no decimal digit), ``1e3`` and ``nan`` are not,
+    and each such refusal is one line (test_cli_refuses_with_one_line)."""
+    from agents.evaluation.cli import build_parser
+
+    for text, value in (("٣", 3), ("３", 3), (" 2", 2), ("-0", 0), ("1_000", 1000), ("+4", 4)):
+        assert build_parser().parse_args(["--deals", text]).deals == value
 
 
 def test_an_env_that_refused_a_reset_still_plays():
