@@ -603,6 +603,24 @@ def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir
     assert _tree(tmp_path) == before  # nothing half-made (no run or out directory) and nothing replaced
 
 
+@pytest.mark.parametrize("argv", [[""], ["nope"], ["EVAL"]])
+def test_an_unknown_command_is_one_line(argv, capsys):
+    from mauscheln.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("mauscheln: error: argument command: invalid")
+
+
+def test_eval_takes_a_start_far_out_in_the_series_and_more_workers_than_deals(capsys):
+    """Deal k of the series comes from the seed and k alone, so any start is a deal; surplus workers stay idle."""
+    rc, out, err = run_cli("eval", ["--agents", "random", "beginner", "--deals", "1", "--start", str(10**30),
+                                    "--workers", "3", "--no-progress"], capsys)
+    assert rc == 0, err
+    assert "1 pairing(s), 1 duplicate deals each" in out
+
+
 def test_reading_the_leaderboard_creates_no_database(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     rc, out, err = run_cli("bench", ["leaderboard"], capsys)
