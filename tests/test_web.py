@@ -624,3 +624,23 @@ def test_the_documented_commands_and_flags_are_the_commands():
     flags = {a.option_strings[0] for a in build_parser()._actions if a.option_strings and a.dest != "help"}
     documented = set(re.findall(r"^\| `(--[a-z-]+)", page, re.M))
     assert documented == flags
+
+
+# ---------------------------------------------------------------------- numbers of thousands of digits (mauscheln/web is being edited)
+WEB_XFAIL = pytest.mark.xfail(strict=True, reason="mauscheln/web/ is being edited elsewhere: int() refuses a number of "
+                              "more than 4,300 digits that passed isascii() and isdigit() (pages.py, app.py); a 4xx "
+                              "belongs there")
+
+
+@WEB_XFAIL
+def test_a_replay_deal_of_thousands_of_digits_is_a_404():
+    c = TestClient(create_app(Settings()), raise_server_exceptions=False)
+    r = c.get("/replay", params={"record": "mauscheln_4p/expert", "deal": "9" * 5000})
+    assert r.status_code == 404 and "keeps the games of deals" in r.text
+
+
+@WEB_XFAIL
+def test_a_content_length_of_thousands_of_digits_is_a_413():
+    c = TestClient(create_app(Settings()), raise_server_exceptions=False)
+    r = c.post("/api/tables", content=b"{}", headers={"content-length": "9" * 5000, "content-type": "application/json"})
+    assert r.status_code == 413 and "allowed: at most" in r.text and len(r.text) < 2000
