@@ -24,6 +24,7 @@ import torch
 import yaml
 
 from agents.learned import MAX_LAYERS, MAX_WIDTH
+from mauscheln_env.config import parse_yaml
 from mauscheln_env.errors import ConfigError, shown
 from mauscheln_env.ruleargs import RULE_SYNTAX, rule_config
 from train.cli import tyro_cli
@@ -124,7 +125,10 @@ def _yaml_mapping(path: Path, source: str) -> dict[Any, Any]:
     if not path.is_file():
         raise ConfigError(f"{source} {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{source} {str(path)!r} cannot be read ({exc.strerror or exc}); allowed: a readable YAML "
+                          "file") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -236,9 +240,9 @@ CHECKS: dict[str, tuple[Any, str]] = {
     "baseline_opponents": _texts(),
     "checkpoint_every": _whole(1),
     "eval_every": _whole(0),
-    "eval_deals": _whole(1),
+    "eval_deals": _whole(1, 10_000_000),
     "eval_agents": _texts(),
-    "final_eval_deals": _whole(0),
+    "final_eval_deals": _whole(0, 10_000_000),
     "final_eval_agents": _texts(),
     "runs_root": _text(),
     "run_dir": _text(none=True),
@@ -264,6 +268,16 @@ def check_args(args: Args) -> None:
         value = getattr(args, f.name)
         if not ok(value):
             raise ConfigError(f"{f.name}={shown(value)} is not allowed; allowed: {allowed}")
+    from agents.base import same_agent
+
+    for key in ("eval_agents", "final_eval_agents"):
+        seen: dict[str, str] = {}
+        for spec in getattr(args, key):
+            k = same_agent(spec)
+            if k in seen:
+                raise ConfigError(f"{key} names {spec} more than once ({seen[k]} and {spec} are one agent); allowed: "
+                                  "distinct agents")
+            seen[k] = spec
     if args.backend != "batched" and args.compile_env:
         raise ConfigError("compile_env=True needs backend='batched'; allowed: --no-compile-env with "
                           "backend='reference'")
