@@ -626,20 +626,16 @@ def test_the_documented_commands_and_flags_are_the_commands():
     assert documented == flags
 
 
-# ---------------------------------------------------------------------- numbers of thousands of digits (mauscheln/web is being edited)
-WEB_XFAIL = pytest.mark.xfail(strict=True, reason="mauscheln/web/ is being edited elsewhere: int() refuses a number of "
-                              "more than 4,300 digits that passed isascii() and isdigit() (pages.py, app.py); a 4xx "
-                              "belongs there")
+# ---------------------------------------------------------------------- numbers of thousands of digits
+# int() refuses a number of more than 4,300 digits that passed isascii() and isdigit(): a 4xx, not a 500.
 
 
-@WEB_XFAIL
 def test_a_replay_deal_of_thousands_of_digits_is_a_404():
     c = TestClient(create_app(Settings()), raise_server_exceptions=False)
     r = c.get("/replay", params={"record": "mauscheln_4p/expert", "deal": "9" * 5000})
     assert r.status_code == 404 and "keeps the games of deals" in r.text
 
 
-@WEB_XFAIL
 def test_a_content_length_of_thousands_of_digits_is_a_413():
     c = TestClient(create_app(Settings()), raise_server_exceptions=False)
     r = c.post("/api/tables", content=b"{}", headers={"content-length": "9" * 5000, "content-type": "application/json"})

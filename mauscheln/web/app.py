@@ -231,9 +231,9 @@ async def read_json(request: Request, limit: int, keys: tuple[str, ...]) -> Any:
     """The JSON body of a request, read up to ``limit`` bytes: 413 past it, 400 when it is not JSON."""
     allowed = f"a JSON object with the keys {', '.join(keys)}"
     length = request.headers.get("content-length")
-    if length is not None and length.isascii() and length.isdigit() and int(length) > limit:
-        raise WebError(413, f"the body has {int(length)} bytes; allowed: at most {limit} bytes ({allowed})",
-                       limit=limit)
+    if length is not None and length.isascii() and length.isdigit() and (len(length) > 18 or int(length) > limit):
+        shown = length if len(length) <= 18 else f"{length[:12]}... ({len(length)} digits)"
+        raise WebError(413, f"the body has {shown} bytes; allowed: at most {limit} bytes ({allowed})", limit=limit)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)

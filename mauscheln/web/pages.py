@@ -101,7 +101,7 @@ def record_page(db: str | None, record: str, deal: str | None) -> str:
                default=0)
     deals = list(range(min(kept, FIRST_DEALS)))
     if deal is not None:
-        if not (deal.isascii() and deal.isdigit()) or not any(
+        if not (deal.isascii() and deal.isdigit() and len(deal) <= 9) or not any(
                 int(p.get("first_deal", 0)) <= int(deal) < int(p.get("first_deal", 0)) + len(p.get("replays") or [])
                 for p in rec.get("pairs") or []):
             raise WebError(404, f"deal={deal[:20]!r}: the record keeps the games of deals 0..{kept - 1} only; "
