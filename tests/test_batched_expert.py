@@ -175,7 +175,7 @@ def test_batched_opponent_registry():
     assert isinstance(batched_opponent("expert", game, "cpu"), MauschelnExpertT)
     assert batched_opponent("expert", game, "cpu", risk=0.5).inner.risk == 0.5
     assert isinstance(batched_opponent("random", game, "cpu", seed=3), BatchedRandom)
-    with pytest.raises(ValueError, match="available: beginner, expert, learned, random"):
+    with pytest.raises(ValueError, match="has no tensor form; allowed: beginner, expert, learned, onnx, random, torchscript"):
         batched_opponent("pimc", game, "cpu")
     with pytest.raises(ValueError, match="batched opponent 'random'"):
         batched_opponent("random", game, "cpu", risk=1.0)

@@ -1330,8 +1330,13 @@ def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
 def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
     """Ctrl-C in the instant the worker processes start (before they ignore it) once hung ``eval`` for ever
     (2 of 12 tries): a worker killed holding the task queue's lock blocked the pool's shutdown."""
-    code = ("import sys; from agents.evaluation.cli import main; print('started', flush=True); "
-            "sys.exit(main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', '--no-progress']))")
+    # The marker is printed from inside ``main`` (its first call, the parser), so even a Ctrl-C sent the instant
+    # it appears falls where ``main`` answers for it, not in the one bytecode before ``main`` is entered.
+    code = ("import sys\nimport agents.evaluation.cli as cli\nparser = cli.build_parser\n"
+            "def marked():\n    print('started', flush=True)\n    return parser()\n"
+            "cli.build_parser = marked\n"
+            "sys.exit(cli.main(['--agents', 'random', 'expert', '--deals', '1000000', '--workers', '2', "
+            "'--no-progress']))")
     for delay in (0.0, 0.02, 0.05, 0.08, 0.12, 0.2):
         proc = _interrupt_after([sys.executable, "-u", "-c", code], "started", delay=delay)
         assert proc.returncode == 130, (delay, proc.stderr)
