@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import EnvView, MatchRunner, agent_seed, make_agent, make_deal
-from agents.search.pimc import SEARCH_PHASES, Inconsistent, _relabel, _TrickSearch, role_paths
+from agents.search.pimc import SEARCH_PHASES, Inconsistent, PIMCAgent, _relabel, _TrickSearch, role_paths
 from mauscheln_env import Game, make_config
 from mauscheln_env.config import RULESETS
 from mauscheln_env.engine import Phase, Role
@@ -555,3 +555,35 @@ def test_verdict_pairs_options_only_where_the_models_choice_was_played_out():
         assert agent._verdict([[-np.inf, 1.0]] * 3, [1.0] * 3, base=0, final=True) == 0
         # an option the engine refused in one determinization is still never switched to
         assert agent._verdict([[0.0, -np.inf], *better], [1.0] * 5, base=0, final=True) == 0
+
+
+def test_a_decision_that_comes_again_is_replayed_with_what_it_left_behind(monkeypatch):
+    """The same seeds and the same views give the same decisions: a game played again by the same agents is
+    decided from the kept decisions (no search runs) after another game in between, with the same actions and
+    the same work counted as by agents that keep none and search every decision. (Mauscheln's expert makes no
+    exchange plan that a game could leave behind in the search's inner experts.)"""
+    game = Game(make_config("mauscheln", 4, max_deals=1))
+    searched: list[int] = []
+    decide = PIMCAgent._decide
+    monkeypatch.setattr(PIMCAgent, "_decide", lambda self, *a: searched.append(1) or decide(self, *a))
+
+    def games(memo_size: int) -> tuple[list, list[dict], list[int]]:
+        lineup = [make_agent("pimc", seed=3, **FAST), make_agent("expert"), make_agent("pimc", seed=4, **FAST),
+                  make_agent("random")]
+        for agent in lineup[::2]:
+            agent.memo_size = memo_size
+        runner = MatchRunner(game)  # one table for the three games (a new Game is a new table to the search)
+        actions, work = [], []
+        for d in (0, 1, 0):
+            before = len(searched)
+            dealer, spec = make_deal(game, 5, d)
+            runner.play(lineup, dealer=dealer, deal=spec, session_seed=d,
+                        seed_for=lambda k, s, d=d: agent_seed(5, d, k, s),
+                        on_decision=lambda st, s, o, m, i, a: actions.append((s, a)))
+            work.append(len(searched) - before)
+        return actions, [dict(a.stats) for a in lineup[::2]], work
+
+    kept, kept_stats, kept_work = games(PIMCAgent.memo_size)
+    plain, plain_stats, plain_work = games(0)
+    assert kept == plain and kept_stats == plain_stats
+    assert kept_work[0] > 0 and kept_work[2] == 0 and plain_work[2] == plain_work[0]

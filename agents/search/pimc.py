@@ -59,6 +59,12 @@ all options (common random numbers), and all randomness comes from the agent's
 generator, so a given seed repeats itself. ``samples`` and ``time_limit`` bound
 the work per decision.
 
+A decision is a function of what the agent carries into it (its generators, those of its inner agents, and
+the exchange plans) and of the seat's view; so the agent keeps its last decisions by a digest of both and
+replays one that comes again, putting back what the decision left behind. Duplicate evaluation plays every
+deal several times with the same seeds, and where the games agree up to a decision the search is not run
+again (no decision is replayed under a ``time_limit``, where the clock takes part).
+
 The public :meth:`PIMCAgent.determinize` (and :meth:`PIMCAgent.determinization`, which adds the
 reshuffles' draws) writes the relabelling through the record too: the deal as dealt and the history name
 the real cards, so that replaying them (``MauschelnState.with_deal`` in the OpenSpiel adapter) rebuilds a
@@ -75,9 +81,12 @@ learnt once per table from random play of the engine.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -318,6 +327,8 @@ class PIMCAgent(Agent):
     reference = True
     param_help = {"model": "'expert', 'learned' (the policy shipped for the table) or a learned checkpoint (a "
                            "policy file, a run directory or a shipped policy name)"}
+    memo_size: ClassVar[int] = 1024
+    """How many decisions are kept to be replayed (0: none); see :meth:`act`."""
 
     def __init__(
         self,
@@ -395,6 +406,7 @@ class PIMCAgent(Agent):
         if model != "expert":  # read the checkpoint now, so that a bad one is refused when the agent is built
             self._learned_base = self._learned(seed)
         self._plan: tuple[int, list[int]] | None = None
+        self._memo: OrderedDict[bytes, tuple[int, tuple, dict[str, int]]] = OrderedDict()
         self.stats = {"decisions": 0, "searched": 0, "fallbacks": 0, "samples": 0, "rejected": 0,
                       "inconsistent": 0, "switched": 0}
         """``rejected``: candidate deals the belief turned down; ``inconsistent``: deals the replay refused."""
@@ -404,6 +416,7 @@ class PIMCAgent(Agent):
         same = self.game is game
         super().setup(game, seat)
         if not (same and hasattr(self, "_reader")):
+            self._memo.clear()
             self._fallback = ExpertAgent(risk=self.model_risk)
             self._reader = KnowledgeReader(game)
             options = dict(game.config.to_dict())
@@ -459,6 +472,68 @@ class PIMCAgent(Agent):
         legal = legal_ids(action_mask).tolist()
         if len(legal) == 1:
             return legal[0]
+        if self.time_limit is not None or self.memo_size < 1:  # a decision under a clock is not replayed
+            return self._decide(observation, action_mask, info, legal)
+        key = self._memo_key(observation, action_mask, info)
+        hit = self._memo.get(key)
+        if hit is not None:
+            self._memo.move_to_end(key)
+            action, memory, work = hit
+            self._remember(memory)
+            for name, count in work.items():
+                self.stats[name] += count
+            return action
+        before = dict(self.stats)
+        action = self._decide(observation, action_mask, info, legal)
+        self._memo[key] = (action, self._memory(), {name: self.stats[name] - before[name] for name in before})
+        if len(self._memo) > self.memo_size:
+            self._memo.popitem(last=False)
+        return action
+
+    # ------------------------------------------------------------------ replayed decisions
+    def _holders(self) -> list[Agent]:
+        """The agents whose generators and plans the search carries from one decision to the next."""
+        return [self, self._fallback, *([self._learned_base] if self._learned_base is not None else []),
+                *self._models]
+
+    def _memory(self) -> tuple:
+        """Everything a decision can change that a later one reads: this agent's exchange plan, and for this
+        agent and each of its inner agents the generator's state, the seed it would be built from, and a
+        scripted agent's exchange plan (its strategy's ``_plan``). The search's other fields are caches of
+        the rules (the same whatever they hold) or are rebuilt within each decision."""
+        out = [copy.deepcopy(self._plan)]
+        for agent in self._holders():
+            rng = agent._rng
+            brain = getattr(agent, "_brain", None)
+            out.append((None if rng is None else rng.bit_generator.state, agent._rng_seed,
+                        copy.deepcopy(getattr(brain, "_plan", None))))
+        return tuple(out)
+
+    def _remember(self, memory: tuple) -> None:
+        """Put back a :meth:`_memory` (copies: a replayed decision leaves the stored one as it was)."""
+        self._plan = copy.deepcopy(memory[0])
+        for agent, (state, seed, plan) in zip(self._holders(), memory[1:]):
+            agent._rng_seed = seed
+            if state is None:
+                agent._rng = None
+            else:
+                if agent._rng is None:
+                    agent._rng = np.random.default_rng(0)
+                agent._rng.bit_generator.state = copy.deepcopy(state)
+            brain = getattr(agent, "_brain", None)
+            if brain is not None and hasattr(brain, "_plan"):
+                brain._plan = copy.deepcopy(plan)
+
+    def _memo_key(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
+        """A digest of what a decision depends on: the seat, the :meth:`_memory` and the seat's view."""
+        h = hashlib.blake2b(digest_size=32)
+        h.update(repr((self.seat, self._memory(), sorted(info.items()))).encode())
+        h.update(np.ascontiguousarray(observation).tobytes())
+        h.update(np.ascontiguousarray(action_mask).tobytes())
+        return h.digest()
+
+    def _decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Info, legal: list[int]) -> int:
+        """The search's decision where there is a choice (see the module docstring)."""
         self.stats["decisions"] += 1
         default = (self._learned_base or self._fallback).act(observation, action_mask, info)
         phase = info.get("phase")
