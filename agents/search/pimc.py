@@ -320,6 +320,40 @@ def _has_start_hook(game: Game) -> bool:
     return any(type(h).start is not TrickHook.start for h in game.trick_hooks)
 
 
+def _memory_of(agent: Agent) -> tuple:
+    """What an agent carries from one decision to the next: its generator's state (None before its first
+    draw), the seed a first draw would build it from, and a scripted agent's exchange plan (its strategy's
+    ``_plan``, the rest of an exchange chosen at its first mark)."""
+    rng = agent._rng
+    brain = getattr(agent, "_brain", None)
+    return (None if rng is None else rng.bit_generator.state, agent._rng_seed,
+            copy.deepcopy(getattr(brain, "_plan", None)))
+
+
+def _restore(agent: Agent, memory: tuple) -> None:
+    """Put back a :func:`_memory_of` (copies: the kept one stays as it was)."""
+    state, seed, plan = memory
+    agent._rng_seed = seed
+    if state is None:
+        agent._rng = None
+    else:
+        if agent._rng is None:
+            agent._rng = np.random.default_rng(0)
+        agent._rng.bit_generator.state = copy.deepcopy(state)
+    brain = getattr(agent, "_brain", None)
+    if brain is not None and hasattr(brain, "_plan"):
+        brain._plan = copy.deepcopy(plan)
+
+
+def _digest(memory: tuple, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
+    """A digest of an agent's memory and a seat's view: the key of a kept decision."""
+    h = hashlib.blake2b(digest_size=32)
+    h.update(repr((memory, sorted(info.items()))).encode())
+    h.update(np.ascontiguousarray(observation).tobytes())
+    h.update(np.ascontiguousarray(action_mask).tobytes())
+    return h.digest()
+
+
 class PIMCAgent(Agent):
     """Determinized search; see the module docstring."""
 
@@ -427,6 +461,8 @@ class PIMCAgent(Agent):
             self._sobserver = Observer(self._sgame)
             base = None if self.seed is None else int(np.random.SeedSequence([self.seed, 17]).generate_state(1)[0])
             self._models = [self._model_player(None if base is None else base + s) for s in range(n)]
+            self._model_memos: list[OrderedDict | None] = [OrderedDict() if isinstance(m, ExpertAgent) else None
+                                                           for m in self._models]
             for s, model in enumerate(self._models):
                 model.setup(self._sgame, s)
             names = set(self._sobserver.by_name)
@@ -497,40 +533,39 @@ class PIMCAgent(Agent):
                 *self._models]
 
     def _memory(self) -> tuple:
-        """Everything a decision can change that a later one reads: this agent's exchange plan, and for this
-        agent and each of its inner agents the generator's state, the seed it would be built from, and a
-        scripted agent's exchange plan (its strategy's ``_plan``). The search's other fields are caches of
+        """Everything a decision can change that a later one reads: this agent's exchange plan and the
+        :func:`_memory_of` this agent and each of its inner agents. The search's other fields are caches of
         the rules (the same whatever they hold) or are rebuilt within each decision."""
-        out = [copy.deepcopy(self._plan)]
-        for agent in self._holders():
-            rng = agent._rng
-            brain = getattr(agent, "_brain", None)
-            out.append((None if rng is None else rng.bit_generator.state, agent._rng_seed,
-                        copy.deepcopy(getattr(brain, "_plan", None))))
-        return tuple(out)
+        return (copy.deepcopy(self._plan), *(_memory_of(agent) for agent in self._holders()))
 
     def _remember(self, memory: tuple) -> None:
-        """Put back a :meth:`_memory` (copies: a replayed decision leaves the stored one as it was)."""
+        """Put back a :meth:`_memory`."""
         self._plan = copy.deepcopy(memory[0])
-        for agent, (state, seed, plan) in zip(self._holders(), memory[1:]):
-            agent._rng_seed = seed
-            if state is None:
-                agent._rng = None
-            else:
-                if agent._rng is None:
-                    agent._rng = np.random.default_rng(0)
-                agent._rng.bit_generator.state = copy.deepcopy(state)
-            brain = getattr(agent, "_brain", None)
-            if brain is not None and hasattr(brain, "_plan"):
-                brain._plan = copy.deepcopy(plan)
+        for agent, kept in zip(self._holders(), memory[1:]):
+            _restore(agent, kept)
 
     def _memo_key(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
         """A digest of what a decision depends on: the seat, the :meth:`_memory` and the seat's view."""
-        h = hashlib.blake2b(digest_size=32)
-        h.update(repr((self.seat, self._memory(), sorted(info.items()))).encode())
-        h.update(np.ascontiguousarray(observation).tobytes())
-        h.update(np.ascontiguousarray(action_mask).tobytes())
-        return h.digest()
+        return _digest((self.seat, self._memory()), observation, action_mask, info)
+
+    def _model_act(self, seat: int, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
+        """Seat ``seat``'s model player's action; an ``expert``'s decision that comes again (the rollouts of
+        the options of one determinization often reach the same view of another seat) is replayed."""
+        model = self._models[seat]
+        memo = self._model_memos[seat]
+        if memo is None or np.count_nonzero(action_mask) < 2:  # noqa: PLR2004
+            return model.act(observation, action_mask, info)
+        key = _digest(_memory_of(model), observation, action_mask, info)
+        hit = memo.get(key)
+        if hit is not None:
+            memo.move_to_end(key)
+            _restore(model, hit[1])
+            return hit[0]
+        action = model.act(observation, action_mask, info)
+        memo[key] = (action, _memory_of(model))
+        if len(memo) > self.memo_size * 4:
+            memo.popitem(last=False)
+        return action
 
     def _decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Info, legal: list[int]) -> int:
         """The search's decision where there is a choice (see the module docstring)."""
@@ -721,11 +756,10 @@ class PIMCAgent(Agent):
         view.bind(probe)
         marks = [first]
         g.apply(probe, first)
-        model = self._models[me]
         while probe.to_act == me and probe.phase in _MARK_PHASES and len(marks) < g.hand_size:
             view.refresh()
             obs, mask, info = view.seat_view(me)
-            a = model.act(obs, mask, info)
+            a = self._model_act(me, obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1295,11 +1329,10 @@ class PIMCAgent(Agent):
         An exchange is judged by its count of marks.
         """
         g = self._sgame
-        model = self._models[seat]
         view = self._view
         view.invalidate()
         obs, mask, info = view.seat_view(seat)
-        first = model.act(obs, mask, info)
+        first = self._model_act(seat, obs, mask, info)
         if actions[0] >= g.num_cards or len(actions) == 1:
             if actions[0] >= g.num_cards or state.phase not in _MARK_PHASES:
                 return 1.0 - eps if first == actions[0] else eps
@@ -1313,7 +1346,7 @@ class PIMCAgent(Agent):
         while probe.to_act == seat and probe.phase in _MARK_PHASES and marks <= want:
             view.refresh()
             obs, mask, info = view.seat_view(seat)
-            a = model.act(obs, mask, info)
+            a = self._model_act(seat, obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1348,14 +1381,13 @@ class PIMCAgent(Agent):
         g = self._sgame
         view = self._view
         view.bind(state)
-        models = self._models
         while True:
             if state.phase is Phase.PLAY and self.rollout_search:
                 return self._maxn(state, {})[me]
             view.refresh()
             seat = state.to_act
             obs, mask, info = view.seat_view(seat)
-            results = g.apply(state, models[seat].act(obs, mask, info))
+            results = g.apply(state, self._model_act(seat, obs, mask, info))
             if results:
                 return results[0].deltas[me]
 
