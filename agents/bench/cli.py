@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     run.add_argument("--submit", action="store_true", help="also submit the record to the leaderboard")
     _add_db(run)
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-progress", action="store_true",
+                     help="no progress on stderr (else a bar on a terminal, a line every few seconds otherwise: "
+                          "deals done per pairing and overall, elapsed time, time left)")
 
     submit = sub.add_parser("submit", help="store result records in the leaderboard",
                             description="Check result records and store them in the leaderboard database.")
@@ -209,7 +211,7 @@ def _run(args: argparse.Namespace, command: str) -> int:
     _single_threaded_torch()
     record = run_bench(args.agent, deal_set, field=args.field, exclude=args.exclude, deals=args.deals,
                        caps=caps, workers=args.workers, replays=args.replays, reuse=reuse,
-                       progress=not args.no_progress and sys.stderr.isatty(), command=command,
+                       progress=not args.no_progress, command=command,
                        log=lambda text: print(text, flush=True))
     write_record(record, out)
     print(f"wrote {out} ({record['wall_seconds']:.0f}s, {len(record['pairs'])} pairing(s) on {deal_set.table})")

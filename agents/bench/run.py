@@ -51,8 +51,9 @@ import mauscheln_env
 from agents import targets
 from agents.base import AGENTS, Agent, agent_class, agent_from_spec, display_spec, make_agent, provenance
 from agents.bench.decks import DealSet, DealSetError, check_suite, find_table, load_deal_set
-from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, summarize
+from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, play_block, summarize
 from agents.evaluation.match import FORMATS
+from agents.evaluation.progress import RunProgress
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, atomic_write_text, strict_json
@@ -334,28 +335,39 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
     if not opponents:
         raise BenchError("no opponent left in the field; allowed: a field with an agent other than the candidate")
     project = project_info()
-    pairs = []
+    plan = []  # (opponent, deals, the pairing to mirror or None)
     for spec, oid in opponents:
         n = deals
         for key in (spec, oid.spec):
             if caps and key in caps:
                 n = min(n, int(caps[key]))
-        found = find_reusable(reuse, me, oid, deal_set, n, project)
-        if found is not None:
-            theirs, digest = found
-            p = mirror_pair(theirs, me.spec, oid.spec)
-            pairs.append(pair_record(p, oid, replays, {"mirrored_from": digest}))
-            log(f"{me.key} vs {oid.key}: {n} deals mirrored from record {digest[7:19]}")
-            continue
-        p = evaluate_pair(me.spec, oid.spec, settings_for(deal_set, n), workers=workers, progress=progress,
-                          deals=deal_set.deals[:n], record=replays > 0,
-                          label=f"{me.key} vs {oid.key}")
-        if replays and p.actions is not None:
-            p.actions = p.actions[:replays]
-        pairs.append(pair_record(p, oid, replays, "played"))
-        counts = p.agent_counts.get("candidate")
-        log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s"
-            + (f"; counts: {', '.join(f'{k} {v}' for k, v in counts.items())}" if counts else ""))
+        plan.append((oid, n, find_reusable(reuse, me, oid, deal_set, n, project)))
+    played = [(f"{me.key} vs {oid.key}", n) for oid, n, found in plan if found is None]
+    costs = probe_costs(me.spec, [oid.spec for oid, _, found in plan if found is None], deal_set) \
+        if progress and played else None
+    bar = RunProgress(played, costs=costs, workers=workers, enabled=progress, title="mauscheln bench run")
+    pairs = []
+    try:
+        for oid, n, found in plan:
+            if found is not None:
+                theirs, digest = found
+                p = mirror_pair(theirs, me.spec, oid.spec)
+                pairs.append(pair_record(p, oid, replays, {"mirrored_from": digest}))
+                log(f"{me.key} vs {oid.key}: {n} deals mirrored from record {digest[7:19]}")
+                continue
+            bar.begin(len([p for p in pairs if p["source"] == "played"]))
+            p = evaluate_pair(me.spec, oid.spec, settings_for(deal_set, n), workers=workers, progress=bar,
+                              deals=deal_set.deals[:n], record=replays > 0,
+                              label=f"{me.key} vs {oid.key}")
+            bar.end()
+            if replays and p.actions is not None:
+                p.actions = p.actions[:replays]
+            pairs.append(pair_record(p, oid, replays, "played"))
+            counts = p.agent_counts.get("candidate")
+            log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s"
+                + (f"; counts: {', '.join(f'{k} {v}' for k, v in counts.items())}" if counts else ""))
+    finally:
+        bar.close()
     return {
         "format": RESULT_FORMAT,
         "agent": {**me.to_dict(), "key": me.key},
@@ -371,6 +383,20 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
         "command": command,
         "pairs": pairs,
     }
+
+
+def probe_costs(candidate: str, opponents: Sequence[str], deal_set: DealSet) -> list[float]:
+    """Seconds of this process per deal of each pairing, timed on the suite's first deal after the second
+    one (which builds the agents and warms their caches): what the progress line's estimate of the time left
+    starts from, as pairings differ in cost by orders of magnitude. The games are played again in the run."""
+    settings = settings_for(deal_set, 1)
+    out = []
+    for opponent in opponents:
+        play_block(settings, candidate, opponent, 1, 2, deals=deal_set.deals[1:2])
+        t0 = time.perf_counter()
+        play_block(settings, candidate, opponent, 0, 1, deals=deal_set.deals[:1])
+        out.append(time.perf_counter() - t0)
+    return out
 
 
 def record_digest(record: Mapping[str, Any]) -> str:

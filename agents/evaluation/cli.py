@@ -3,7 +3,7 @@
 Output: a Markdown cross-table on stdout, and with ``--out DIR``
 ``results.json``, ``results.csv``, ``crosstable.md`` and (if matplotlib is
 installed) ``chart.png``. Matches run on the engine directly, optionally in
-parallel processes (``--workers``), with a progress bar (tqdm if installed).
+parallel processes (``--workers``), with progress and the time left on stderr (a tqdm bar on a terminal).
 
 With ``--suite`` it plays the per-ruleset cross-tables instead (:mod:`agents.evaluation.crosstables`).
 """
@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(needs --out)")
     p.add_argument("--merge", nargs="+", type=path_arg, default=None, metavar="RESULTS_JSON",
                    help="combine earlier results.json files (plain or .json.gz) into one cross-table instead of playing")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (else a bar on a terminal, a line every few seconds otherwise: "
+                        "deals done per pairing and overall, elapsed time, time left)")
     g = p.add_argument_group("cross-table suite (agents/evaluation/crosstables.py)")
     g.add_argument("--suite", nargs="*", default=None, metavar="RULESET",
                    help="play the cross-table of each named ruleset (none or 'all': every ruleset) at its default "
@@ -164,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for spec in {x for pair in (pairs or []) for x in pair} | set(agents):
                 agent_from_spec(spec).setup(Game(config), 0)  # unknown agents or a policy for another game fail now
             t0 = time.perf_counter()
-            progress = not args.no_progress and sys.stderr.isatty()
+            progress = not args.no_progress
             if args.chunk is not None:
                 t = play_in_chunks(agents, settings, pairs=pairs, chunk=args.chunk, out=args.out,
                                    workers=args.workers, progress=progress, command=command)

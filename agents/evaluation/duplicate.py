@@ -57,6 +57,7 @@ import numpy as np
 
 from agents.base import Agent, agent_from_spec, canonical_spec, parse_agent_spec, spec_files_stamp
 from agents.evaluation.match import FORMATS, ROLE_KEYS, FixedDeal, MatchRunner, lineup_of, series_deal
+from agents.evaluation.progress import RunProgress
 from mauscheln_env.config import RuleConfig
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import ConfigError, shown
@@ -398,53 +399,16 @@ def pair_backend(candidate: str, baseline: str, settings: Settings, record: bool
 
 
 # ---------------------------------------------------------------------- driver
-class Progress:
-    """A progress bar over deals: tqdm when installed, else a simple one on stderr."""
-
-    def __init__(self, total: int, desc: str, enabled: bool = True) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled
-        self.start = time.perf_counter()
-        self._bar = None
-        self._last = 0.0
-        if enabled and importlib.util.find_spec("tqdm") is not None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, desc=desc, unit="deal", file=sys.stderr, leave=False)
-        self.desc = desc
-
-    def update(self, k: int) -> None:
-        self.done += k
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.update(k)
-            return
-        now = time.perf_counter()
-        if now - self._last < 0.5 and self.done < self.total:
-            return
-        self._last = now
-        frac = self.done / max(1, self.total)
-        bar = "#" * int(30 * frac)
-        print(f"\r{self.desc} [{bar:<30}] {self.done}/{self.total} deals {now - self.start:.0f}s",
-              end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-        elif self.enabled:
-            print(file=sys.stderr)
-
-
 def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
-                  progress: bool = False, keep_per_deal: bool = True, label: str | None = None,
+                  progress: bool | RunProgress = False, keep_per_deal: bool = True, label: str | None = None,
                   deals: Sequence[FixedDeal] | None = None, record: bool = False) -> PairResult:
     """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``).
 
     ``deals``: an explicit list of :class:`~agents.evaluation.match.FixedDeal` (a benchmark suite) instead of the
     series of ``settings.seed``; they are numbered from ``settings.start`` and ``settings.deals`` is
-    their count. ``record``: keep every game's action ids in :attr:`PairResult.actions`.
+    their count. ``record``: keep every game's action ids in :attr:`PairResult.actions`. ``progress``: True
+    shows this pairing's progress on stderr; a :class:`~agents.evaluation.progress.RunProgress` of a longer run
+    (begun at this pairing by the caller) counts its deals.
     """
     if deals is not None:
         deals = list(deals)
@@ -480,7 +444,13 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
     counts: dict[str, dict[str, int]] = {}
     games = 0
-    bar = Progress(total, label or f"{candidate} vs {baseline}", progress)
+    if isinstance(progress, RunProgress):
+        bar, own = progress, False
+    else:
+        name = label or f"{candidate} vs {baseline}"  # a bar wherever tqdm is installed, as callers (train) expect
+        bar, own = RunProgress([(name, total)], workers=workers, enabled=bool(progress), title=name,
+                               bar=None if importlib.util.find_spec("tqdm") is None else True), True
+        bar.begin(0)
     t0 = time.perf_counter()
 
     def absorb(out: dict[str, Any]) -> None:
@@ -505,7 +475,8 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
                 for out in _polled(pool.imap_unordered(_run_task, [(run, task) for task in tasks])):
                     absorb(out)
     finally:
-        bar.close()
+        if own:
+            bar.close()
     seconds = time.perf_counter() - t0
     result = summarize(candidate, baseline, per_deal, roles, games, seconds, keep_per_deal)
     result.backend = backend

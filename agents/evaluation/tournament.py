@@ -33,6 +33,7 @@ import numpy as np
 
 from agents.evaluation.charts import tournament_chart
 from agents.evaluation.duplicate import Z95, PairResult, Settings, _is_whole, add_counts, evaluate_pair, summarize
+from agents.evaluation.progress import RunProgress
 from mauscheln_env.errors import ConfigError
 from mauscheln_env.files import atomic_write, atomic_write_text, strict_json
 
@@ -174,7 +175,16 @@ def run_tournament(agents: Sequence[str], settings: Settings, *, pairs: Sequence
     if not pairs:
         raise ConfigError("nothing to evaluate: name at least two agents or a pairing")
     provenance = {a: provenance_of(a) for a in agents}  # before playing: what is played is what is recorded
-    results = [evaluate_pair(a, b, settings, workers=workers, progress=progress) for a, b in pairs]
+    bar = RunProgress([(f"{a} vs {b}", settings.deals) for a, b in pairs], workers=workers, enabled=progress,
+                      title="mauscheln eval")
+    results = []
+    try:
+        for i, (a, b) in enumerate(pairs):
+            bar.begin(i)
+            results.append(evaluate_pair(a, b, settings, workers=workers, progress=bar))
+            bar.end()
+    finally:
+        bar.close()
     ratings = bradley_terry(agents, results)
     return Tournament(agents, results, ratings, asdict(settings), command, provenance)
 
