@@ -238,7 +238,7 @@ def test_trick_searches_sharing_tables_equal_fresh_ones(ruleset):
                 continue
             shared = _TrickSearch(game, child, {}, tables).value()
             assert shared == _TrickSearch(game, game.clone(child), {}).value()
-        assert tables["memo"] and tables["classes"]
+        assert tables["memo"] and tables["leaves"]
         compared += 1
 
     for d in range(40):

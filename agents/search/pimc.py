@@ -83,6 +83,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
+import operator
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -1427,8 +1428,7 @@ class _TrickSearch:
         hooks = g.trick_hooks
         self.beats_hooks = [h for h in hooks if type(h).beats is not TrickHook.beats]
         self.done_hooks = [h for h in hooks if type(h).trick_done is not TrickHook.trick_done]
-        self.extra = ([f for f in type(d).__dataclass_fields__ if f not in Deal.__dataclass_fields__]
-                      if hooks else [])
+        self._fields([f for f in type(d).__dataclass_fields__ if f not in Deal.__dataclass_fields__] if hooks else [])
         self.sc = g.clone(root, rng=root.rng) if hooks else None
         self.next = d.next_player
         self.size = len(d.participants)
@@ -1439,7 +1439,10 @@ class _TrickSearch:
         if d.trump_suit not in sensitive:
             sensitive[d.trump_suit] = self._probe_hooks() if hooks else (0, ())
         self.sensitive, changed = sensitive[d.trump_suit]
-        self.extra = [f for f in self.extra if f in changed]  # only what the hooks write is saved and restored
+        self._fields([f for f in self.extra if f in changed])  # only what the hooks write is saved and restored
+        # fields that hold a list need a copy in the keys (and are kept in their lists when saved, see _last_trick)
+        self._lists = bool(self.extra) and any(isinstance(getattr(self.sc.deal, f), list) for f in self.extra)
+        self.last = g.num_tricks - 1
         tables = {} if tables is None else tables
         self.memo: dict = tables.setdefault("memo", {})
         self.leaves: dict = tables.setdefault("leaves", {})
@@ -1458,13 +1461,23 @@ class _TrickSearch:
             return self._node(self.root.to_act, trick, d.win_card, d.win_seat, d.led_suit)
         return self._node(self.root.to_act, (), 0, 0, 0)
 
+    def _fields(self, names: list[str]) -> None:
+        """The ruleset's deal fields the search saves, restores and keys by."""
+        self.extra = names
+        self._get = operator.attrgetter(*names) if names else None
+        self._one = len(names) == 1
+
     def _extras(self) -> tuple:
-        sd = self.sc.deal
-        return tuple(getattr(sd, f) for f in self.extra)
+        if self._get is None:
+            return ()
+        v = self._get(self.sc.deal)
+        return (v,) if self._one else v
 
     def _fingerprint(self) -> tuple:
         if not self.extra:
             return ()
+        if not self._lists:
+            return self._extras()
         return tuple(tuple(v) if isinstance(v, list) else v for v in self._extras())
 
     def _restore(self, saved: tuple) -> None:
@@ -1562,6 +1575,54 @@ class _TrickSearch:
         self.leaves[key] = value
         return value
 
+    def _last_trick(self, seat: int) -> list[int]:
+        """The value of the last trick from its lead: every participant holds one card and plays it. The same
+        steps as :meth:`_node` (hooks asked about the same cards, the same settlement) without a node per card;
+        the hooks' fields are saved once and put back at the end, as the nodes' saves and restores leave them
+        (for fields that hold no list: :meth:`_node` keeps a saved list in place, so a hook's append to it
+        stays, which only the nodes repeat)."""
+        t = self.t
+        sens = self.sensitive
+        hands = self.hands
+        beats = t.beats
+        saved = self._extras() if self.extra else None
+        trick: tuple = ()
+        hot_trick = hot = False
+        s = seat
+        c = hands[s].bit_length() - 1
+        win_card, win_seat, led = c, s, t.eff_suit[c]
+        hot_trick = bool(sens >> c & 1)
+        trick = ((s, c),)
+        for _ in range(1, self.size):
+            s = self.next[s]
+            c = hands[s].bit_length() - 1
+            hot = hot_trick or bool(sens >> c & 1)
+            hooked = False
+            if hot and self.beats_hooks:
+                sd = self.sc.deal
+                sd.trick = list(trick)
+                sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
+                for h in self.beats_hooks:
+                    if h.beats(self.g, self.sc, s, c):
+                        win_card, win_seat = sd.win_card, sd.win_seat
+                        hooked = True
+                        break
+            if not hooked and beats[win_card] >> c & 1:
+                win_card, win_seat = c, s
+            trick = (*trick, (s, c))
+            hot_trick = hot_trick or bool(sens >> c & 1)
+        self.won[win_seat] += 1
+        self.done += 1
+        if hot:
+            for h in self.done_hooks:
+                h.trick_done(self.g, self.sc, list(trick))
+        value = self._leaf()
+        self.won[win_seat] -= 1
+        self.done -= 1
+        if saved is not None and hot_trick:
+            self._restore(saved)
+        return value
+
     def _node(self, seat: int, trick: tuple, win_card: int, win_seat: int, led: int) -> list[int]:
         key = None
         if not trick:
@@ -1569,8 +1630,14 @@ class _TrickSearch:
             hit = self.memo.get(key)
             if hit is not None:
                 return hit
+            if self.done == self.last and not self._lists:
+                hands = self.hands
+                if all(hands[p] and not hands[p] & (hands[p] - 1) for p in self.parts):
+                    value = self.memo[key] = self._last_trick(seat)
+                    return value
         t = self.t
-        hand = self.hands[seat]
+        hands = self.hands
+        hand = hands[seat]
         inplay = self.inplay
         tmask = 0
         for _, x in trick:
@@ -1585,32 +1652,38 @@ class _TrickSearch:
         # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
         # saved once here and restored after each card that asked them.
         saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
+        beats = t.beats
+        beats_hooks = self.beats_hooks
+        last_card = len(trick) + 1 == self.size
+        follower = self.next[seat]
         for c in self._distinct(legal, (inplay & ~hand) | tmask):
             hot = hot_trick or bool(sens >> c & 1)
-            self.hands[seat] = hand & ~(1 << c)
-            self.inplay = inplay & ~(1 << c)
+            bit = 1 << c
+            hands[seat] = hand & ~bit
+            self.inplay = inplay & ~bit
             if not trick:
                 nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
             else:
                 nled = led
                 nw_card, nw_seat = win_card, win_seat
                 hooked = False
-                if hot and self.beats_hooks:
+                if hot and beats_hooks:
                     sd = self.sc.deal
                     sd.trick = list(trick)
                     sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
-                    for h in self.beats_hooks:
+                    for h in beats_hooks:
                         if h.beats(self.g, self.sc, seat, c):
                             nw_card, nw_seat = sd.win_card, sd.win_seat
                             hooked = True
                             break
-                if not hooked and t.beats[win_card] >> c & 1:
+                if not hooked and beats[win_card] >> c & 1:
                     nw_card, nw_seat = c, seat
-            now = trick + ((seat, c),)
-            if len(now) < self.size:
-                value = self._node(self.next[seat], now, nw_card, nw_seat, nled)
+            now = (*trick, (seat, c))
+            if not last_card:
+                value = self._node(follower, now, nw_card, nw_seat, nled)
             else:
-                self.won[nw_seat] += 1
+                won = self.won
+                won[nw_seat] += 1
                 self.done += 1
                 if hot:
                     for h in self.done_hooks:
@@ -1619,7 +1692,7 @@ class _TrickSearch:
                     value = self._leaf()
                 else:
                     value = self._node(nw_seat, (), 0, 0, 0)
-                self.won[nw_seat] -= 1
+                won[nw_seat] -= 1
                 self.done -= 1
             if saved is not None and hot:
                 self._restore(saved)
