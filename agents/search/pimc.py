@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import marshal
 import math
 import operator
 import time
@@ -347,9 +348,14 @@ def _restore(agent: Agent, memory: tuple) -> None:
 
 
 def _digest(memory: tuple, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
-    """A digest of an agent's memory and a seat's view: the key of a kept decision."""
-    h = hashlib.blake2b(digest_size=32)
-    h.update(repr((memory, sorted(info.items()))).encode())
+    """A digest (SHA-256) of an agent's memory and a seat's view: the key of a kept decision. The memory and the
+    info are serialised by :mod:`marshal` (plain values: numbers, text, lists, tuples, dicts), else by ``repr``
+    (two serialisations of one value can only miss a kept decision, never confuse two)."""
+    try:
+        head = b"m" + marshal.dumps((memory, tuple(info.items())))
+    except ValueError:
+        head = b"r" + repr((memory, tuple(info.items()))).encode()
+    h = hashlib.sha256(head)
     h.update(np.ascontiguousarray(observation).tobytes())
     h.update(np.ascontiguousarray(action_mask).tobytes())
     return h.digest()
@@ -462,8 +468,6 @@ class PIMCAgent(Agent):
             self._sobserver = Observer(self._sgame)
             base = None if self.seed is None else int(np.random.SeedSequence([self.seed, 17]).generate_state(1)[0])
             self._models = [self._model_player(None if base is None else base + s) for s in range(n)]
-            self._model_memos: list[OrderedDict | None] = [OrderedDict() if isinstance(m, ExpertAgent) else None
-                                                           for m in self._models]
             for s, model in enumerate(self._models):
                 model.setup(self._sgame, s)
             names = set(self._sobserver.by_name)
@@ -548,25 +552,6 @@ class PIMCAgent(Agent):
     def _memo_key(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
         """A digest of what a decision depends on: the seat, the :meth:`_memory` and the seat's view."""
         return _digest((self.seat, self._memory()), observation, action_mask, info)
-
-    def _model_act(self, seat: int, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
-        """Seat ``seat``'s model player's action; an ``expert``'s decision that comes again (the rollouts of
-        the options of one determinization often reach the same view of another seat) is replayed."""
-        model = self._models[seat]
-        memo = self._model_memos[seat]
-        if memo is None or np.count_nonzero(action_mask) < 2:  # noqa: PLR2004
-            return model.act(observation, action_mask, info)
-        key = _digest(_memory_of(model), observation, action_mask, info)
-        hit = memo.get(key)
-        if hit is not None:
-            memo.move_to_end(key)
-            _restore(model, hit[1])
-            return hit[0]
-        action = model.act(observation, action_mask, info)
-        memo[key] = (action, _memory_of(model))
-        if len(memo) > self.memo_size * 4:
-            memo.popitem(last=False)
-        return action
 
     def _decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Info, legal: list[int]) -> int:
         """The search's decision where there is a choice (see the module docstring)."""
@@ -760,7 +745,7 @@ class PIMCAgent(Agent):
         while probe.to_act == me and probe.phase in _MARK_PHASES and len(marks) < g.hand_size:
             view.refresh()
             obs, mask, info = view.seat_view(me)
-            a = self._model_act(me, obs, mask, info)
+            a = self._models[me].act(obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1333,7 +1318,7 @@ class PIMCAgent(Agent):
         view = self._view
         view.invalidate()
         obs, mask, info = view.seat_view(seat)
-        first = self._model_act(seat, obs, mask, info)
+        first = self._models[seat].act(obs, mask, info)
         if actions[0] >= g.num_cards or len(actions) == 1:
             if actions[0] >= g.num_cards or state.phase not in _MARK_PHASES:
                 return 1.0 - eps if first == actions[0] else eps
@@ -1347,7 +1332,7 @@ class PIMCAgent(Agent):
         while probe.to_act == seat and probe.phase in _MARK_PHASES and marks <= want:
             view.refresh()
             obs, mask, info = view.seat_view(seat)
-            a = self._model_act(seat, obs, mask, info)
+            a = self._models[seat].act(obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1388,7 +1373,7 @@ class PIMCAgent(Agent):
             view.refresh()
             seat = state.to_act
             obs, mask, info = view.seat_view(seat)
-            results = g.apply(state, self._model_act(seat, obs, mask, info))
+            results = g.apply(state, self._models[seat].act(obs, mask, info))
             if results:
                 return results[0].deltas[me]
 
