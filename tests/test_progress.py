@@ -65,6 +65,17 @@ def test_without_costs_later_pairings_go_at_the_pace_so_far():
     assert bar.line() == "run: pairing 1/2 x: 2/4 deals | overall 2/8 deals | elapsed 10s | ETA pairing 10s, overall 30s"
 
 
+def test_a_line_is_due_while_waiting_for_the_workers():
+    bar, clock, out = _progress([("x", 2)])
+    bar.begin(0)
+    clock.now += 3
+    bar.tick()
+    assert out.getvalue() == ""
+    clock.now += 3
+    bar.tick()
+    assert out.getvalue().splitlines() == ["run: pairing 1/1 x: 0/2 deals | overall 0/2 deals | elapsed 6s | ETA overall ?"]
+
+
 def test_a_short_run_writes_nothing_and_a_disabled_one_nothing_at_all():
     bar, clock, out = _progress([("x", 2)])
     bar.begin(0)

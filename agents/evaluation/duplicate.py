@@ -48,7 +48,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import resource_tracker
 from typing import Any
@@ -436,7 +436,8 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     else:
         run = play_block
         if block is None:
-            block = max(1, min(200, total // (8 * workers) or 1))
+            # about 32 blocks per worker: progress comes block by block, and the workers finish close together
+            block = max(1, min(200, total // (32 * workers) or 1))
         tasks = [(settings, cand_spec, base_spec, first + s, first + min(total, s + block),
                   None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
     per_deal = np.zeros((total, 4))
@@ -472,7 +473,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
                 absorb(run(*task))
         else:
             with _worker_pool(min(workers, len(tasks))) as pool:
-                for out in _polled(pool.imap_unordered(_run_task, [(run, task) for task in tasks])):
+                for out in _polled(pool.imap_unordered(_run_task, [(run, task) for task in tasks]), bar.tick):
                     absorb(out)
     finally:
         if own:
@@ -547,19 +548,22 @@ def _worker_pool(workers: int) -> Iterator[Any]:
         yield pool
 
 
-def _polled(results: Any, every: float = 0.2) -> Iterator[Any]:
+def _polled(results: Any, waiting: Callable[[], None] | None = None, every: float = 0.2) -> Iterator[Any]:
     """The items of a pool's ``imap`` iterator, waited for in slices of ``every`` seconds.
 
     An untimed wait on a lock is not interrupted by a signal that another thread takes: where the kernel hands
     Ctrl-C to a thread other than the main one (Linux may, when the main thread is asleep with a signal already
     pending), Python notes it but the main thread sleeps on in the pool's wait until the next result comes.
-    Waking every ``every`` s lets the noted Ctrl-C be raised (tests/test_hardening.py shows the case)."""
+    Waking every ``every`` s lets the noted Ctrl-C be raised (tests/test_hardening.py shows the case), and calls
+    ``waiting`` (the progress line's clock)."""
     while True:
         try:
             item = results.next(timeout=every)
         except StopIteration:
             return
         except multiprocessing.TimeoutError:
+            if waiting is not None:
+                waiting()
             continue
         yield item
 

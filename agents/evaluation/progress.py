@@ -103,6 +103,10 @@ class RunProgress:
             self._bar.update(deals)
         self._show(force=False)
 
+    def tick(self) -> None:
+        """Time passes with no deal done (a line is due every few seconds all the same)."""
+        self._show(force=False)
+
     def end(self) -> None:
         """The pairing in play is done (also when some of its deals were skipped)."""
         i = self.current
