@@ -69,7 +69,8 @@ def settings_of(case: dict[str, Any]) -> Settings:
 
 
 def play(case: dict[str, Any]) -> dict[str, Any]:
-    """Every deal's digest of the action ids of its games (expert against the case's spec), and their count."""
+    """Every deal's digest of the action ids of its games (expert against the case's spec), and how many
+    actions they hold."""
     settings = settings_of(case)
     digests = []
     actions = 0
@@ -78,7 +79,7 @@ def play(case: dict[str, Any]) -> dict[str, Any]:
         games = out["actions"][0]
         actions += sum(len(g) for g in games)
         digests.append(hashlib.sha256(json.dumps(games, separators=(",", ":")).encode()).hexdigest()[:16])
-    return {"deals": digests, "actions": actions}
+    return {"digests": digests, "actions": actions}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             data[name] = got
             print(f"{name}: {got['actions']} actions, {seconds:.1f}s", flush=True)
         else:
-            same = recorded.get(name, {}).get("deals") == got["deals"]
+            same = recorded.get(name, {}).get("digests") == got["digests"]
             failed += not same
             print(f"{name}: {'same' if same else 'DIFFERENT'} ({seconds:.1f}s)", flush=True)
     if args.write:

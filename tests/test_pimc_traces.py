@@ -25,9 +25,9 @@ def _check(name: str) -> None:
     case = CASES[name]
     assert {k: want[k] for k in case} == case, f"{name}: the case changed since it was recorded"
     got = pimc_traces.play(case)
-    for d, (g, w) in enumerate(zip(got["deals"], want["deals"])):
+    for d, (g, w) in enumerate(zip(got["digests"], want["digests"])):
         assert g == w, f"{name}: deal {d} plays differently"
-    assert got == {"deals": want["deals"], "actions": want["actions"]}
+    assert got == {"digests": want["digests"], "actions": want["actions"]}
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c["family"] == "fast"))
