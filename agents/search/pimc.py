@@ -742,10 +742,11 @@ class PIMCAgent(Agent):
         view.bind(probe)
         marks = [first]
         g.apply(probe, first)
+        model = self._models[me]
         while probe.to_act == me and probe.phase in _MARK_PHASES and len(marks) < g.hand_size:
             view.refresh()
             obs, mask, info = view.seat_view(me)
-            a = self._models[me].act(obs, mask, info)
+            a = model.act(obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1315,10 +1316,11 @@ class PIMCAgent(Agent):
         An exchange is judged by its count of marks.
         """
         g = self._sgame
+        model = self._models[seat]
         view = self._view
         view.invalidate()
         obs, mask, info = view.seat_view(seat)
-        first = self._models[seat].act(obs, mask, info)
+        first = model.act(obs, mask, info)
         if actions[0] >= g.num_cards or len(actions) == 1:
             if actions[0] >= g.num_cards or state.phase not in _MARK_PHASES:
                 return 1.0 - eps if first == actions[0] else eps
@@ -1332,7 +1334,7 @@ class PIMCAgent(Agent):
         while probe.to_act == seat and probe.phase in _MARK_PHASES and marks <= want:
             view.refresh()
             obs, mask, info = view.seat_view(seat)
-            a = self._models[seat].act(obs, mask, info)
+            a = model.act(obs, mask, info)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
@@ -1367,13 +1369,14 @@ class PIMCAgent(Agent):
         g = self._sgame
         view = self._view
         view.bind(state)
+        models = self._models
         while True:
             if state.phase is Phase.PLAY and self.rollout_search:
                 return self._maxn(state, {})[me]
             view.refresh()
             seat = state.to_act
             obs, mask, info = view.seat_view(seat)
-            results = g.apply(state, self._models[seat].act(obs, mask, info))
+            results = g.apply(state, models[seat].act(obs, mask, info))
             if results:
                 return results[0].deltas[me]
 
