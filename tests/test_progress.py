@@ -124,3 +124,13 @@ def test_bench_run_and_eval_print_progress_lines_on_a_pipe(tmp_path, capsys, mon
     err = capsys.readouterr().err.splitlines()
     assert any(line.startswith("mauscheln eval: pairing 1/1 random vs beginner: 3/3 deals | ") for line in err), err
     assert err[-1].startswith("mauscheln eval: done: 3 deals in "), err
+
+
+def test_the_time_left_falls_while_waiting_for_the_next_deals():
+    bar, clock, out = _progress([("x", 10)])
+    bar.begin(0)
+    clock.now += 10
+    bar.update(5)
+    assert bar.left() == (10.0, 10.0)
+    clock.now += 4
+    assert bar.left() == (6.0, 6.0)

@@ -3,13 +3,13 @@
 A run (``mauscheln eval``, ``mauscheln bench run``) plays its pairings one after
 another, each over a number of deals. :class:`RunProgress` counts the deals
 done in the pairing in play and overall, the time elapsed, and estimates the
-time left: the pairing in play at its own pace so far, and a pairing not yet
-begun by its ``cost`` (seconds of one process per deal, e.g. timed on one deal
-before the run), scaled by how the pairings played so far compared with their
-costs once those add up to :data:`SCALE_AFTER`, else at the pace of the deals
-played so far. Pairings differ in cost by
-orders of magnitude (``random`` against ``pimc``), so the deals left alone would
-mislead.
+time left: the pairing in play at its own pace so far (as of its last deals
+done, less the time since), and a pairing not yet begun by its ``cost`` (seconds
+of one process per deal, e.g. timed on one deal before the run), scaled by how
+the pairings played so far compared with their costs once those add up to
+:data:`SCALE_AFTER`, else at the pace of the deals played so far. Pairings
+differ in cost by orders of magnitude (``random`` against ``pimc``), so the
+deals left alone would mislead.
 
 Where stderr is a terminal and tqdm is installed it shows one bar over every
 deal of the run; otherwise it writes a line every :data:`EVERY` seconds (none for
@@ -73,6 +73,7 @@ class RunProgress:
         self.start = clock()
         self._began = self.start
         self._last = self.start
+        self._updated = self.start
         self._bar: Any = None
         if bar is None:
             bar = enabled and importlib.util.find_spec("tqdm") is not None and _is_tty(self.stream)
@@ -98,7 +99,8 @@ class RunProgress:
         if i is None:
             raise ValueError("call begin(index) before update()")
         self.done[i] += deals
-        self.seconds[i] = self.clock() - self._began
+        self._updated = self.clock()
+        self.seconds[i] = self._updated - self._began
         if self._bar is not None:
             self._bar.update(deals)
         self._show(force=False)
@@ -130,15 +132,16 @@ class RunProgress:
         i = self.current
         pairing = None
         if i is not None and self.done[i]:
-            pace = (now - self._began) / self.done[i]
-            pairing = pace * (self.totals[i] - self.done[i])
+            # the pace as of the last deals done, less the time since (the estimate falls between results)
+            pace = self.seconds[i] / self.done[i]
+            pairing = max(0.0, pace * (self.totals[i] - self.done[i]) - (now - self._began - self.seconds[i]))
         # how fast this machine plays against the costs known before the run: measured over pairings with a cost
         spent = sum(self.seconds[j] for j in range(len(self.totals)) if self.costs[j] and self.done[j])
         planned = sum(self.done[j] * self.costs[j] / self.workers for j in range(len(self.totals))
                       if self.costs[j] and self.done[j])
         scale = spent / planned if planned >= SCALE_AFTER and spent > 0 else 1.0
         played = sum(self.done)
-        pace_all = (now - self.start) / played if played else None
+        pace_all = (self._updated - self.start) / played if played else None
         total = pairing if pairing is not None else 0.0
         for j in range(len(self.totals)):
             if j == i and pairing is not None:
