@@ -385,17 +385,20 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
     }
 
 
-def probe_costs(candidate: str, opponents: Sequence[str], deal_set: DealSet) -> list[float]:
-    """Seconds of this process per deal of each pairing, timed on the suite's first deal after the second
-    one (which builds the agents and warms their caches): what the progress line's estimate of the time left
-    starts from, as pairings differ in cost by orders of magnitude. The games are played again in the run."""
+def probe_costs(candidate: str, opponents: Sequence[str], deal_set: DealSet, deals: int = 2) -> list[float]:
+    """Seconds of this process per deal of each pairing, timed on ``deals`` deals spread over the suite after
+    one untimed deal (which builds the agents and warms their caches): what the progress line's estimate of
+    the time left starts from, as pairings differ in cost by orders of magnitude. The games are played again
+    in the run."""
     settings = settings_for(deal_set, 1)
+    picks = sorted({(i + 1) * len(deal_set) // (deals + 1) for i in range(deals)})
     out = []
     for opponent in opponents:
-        play_block(settings, candidate, opponent, 1, 2, deals=deal_set.deals[1:2])
-        t0 = time.perf_counter()
         play_block(settings, candidate, opponent, 0, 1, deals=deal_set.deals[:1])
-        out.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for d in picks:
+            play_block(settings, candidate, opponent, d, d + 1, deals=deal_set.deals[d:d + 1])
+        out.append((time.perf_counter() - t0) / len(picks))
     return out
 
 
