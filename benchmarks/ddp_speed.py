@@ -19,6 +19,7 @@ import argparse
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.evaluation.pages import Transcript  # noqa: E402
+
 RULESETS = ("mauscheln", "mauscheln_classic", "mousel", "mouche", "muschka")
 THROUGHPUT = re.compile(r"^training throughput: ([\d,]+) decisions/s end to end", re.MULTILINE)
 GOAL = 1.8
@@ -59,15 +64,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="pairs of runs per ruleset, the order alternating")
     parser.add_argument("--updates", type=int, default=4, help="updates per run")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds a run may take")
+    parser.add_argument("--page", type=Path, default=None,
+                        help="also write the run as a results page here (docs/results/ddp-speed.md)")
     parser.add_argument("extra", nargs="*", help="more training flags, after --")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.updates < 1:
         parser.error("--rounds and --updates take whole numbers >= 1")
+    out = Transcript()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    print(f"# ddp_speed: {Path(args.config).name}, {args.updates} updates per run, {args.rounds} round(s) per "
-          f"ruleset, one torch thread per rank; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: {load()}")
+    out.line(f"# ddp_speed: {Path(args.config).name}, {args.updates} updates per run, {args.rounds} round(s) per "
+             f"ruleset, one torch thread per rank; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    out.line(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: {load()}")
     results: dict[str, dict[int, list[float]]] = {}
     for ruleset in args.rulesets:
         figures: dict[int, list[float]] = {1: [], 2: []}
@@ -75,18 +83,26 @@ def main(argv: list[str] | None = None) -> None:
             for nproc in ((1, 2) if round_ % 2 == 0 else (2, 1)):
                 rate = decisions_per_second(args.config, ruleset, nproc, args.updates, args.extra, args.timeout)
                 figures[nproc].append(rate)
-                print(f"{ruleset}: round {round_ + 1}, --nproc {nproc}: {rate:,.0f} decisions/s "
-                      f"(load average {load()})", flush=True)
+                out.line(f"{ruleset}: round {round_ + 1}, --nproc {nproc}: {rate:,.0f} decisions/s "
+                         f"(load average {load()})")
         results[ruleset] = figures
-    print()
-    print("| ruleset | --nproc 1 (decisions/s) | --nproc 2 (decisions/s) | ratio | goal |")
-    print("|---|---:|---:|---:|---|")
+    out.line()
+    out.line("| ruleset | --nproc 1 (decisions/s) | --nproc 2 (decisions/s) | ratio | goal |")
+    out.line("|---|---:|---:|---:|---|")
     for ruleset, figures in results.items():
         one, two = statistics.mean(figures[1]), statistics.mean(figures[2])
         ratio = two / one
-        print(f"| {ruleset} | {one:,.0f} | {two:,.0f} | {ratio:.2f}x | {'met' if ratio >= GOAL else 'not met'} "
-              f"(>= {GOAL}x) |")
-    print(f"\n# load average after: {load()}")
+        out.line(f"| {ruleset} | {one:,.0f} | {two:,.0f} | {ratio:.2f}x | {'met' if ratio >= GOAL else 'not met'} "
+                 f"(>= {GOAL}x) |")
+    out.line()
+    out.line(f"# load average after: {load()}")
+    if args.page is not None:
+        command = "python benchmarks/ddp_speed.py " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None
+                                                                                        else argv))
+        out.write(args.page, "Data-parallel speed-up", command, intro=(
+            "`mauscheln train --nproc 2` (one torch thread per rank) against `--nproc 1` on the same machine, "
+            "each figure the run's own last line (`training throughput: X decisions/s end to end`); the rounds "
+            "alternate the order of the two runs. See [distributed training](../training/distributed.md)."))
 
 
 if __name__ == "__main__":

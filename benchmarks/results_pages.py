@@ -290,6 +290,10 @@ WHAT = {
     "leaderboard.md": "the benchmark leaderboard from the shipped records",
     "exploitability.md": "approximate exploitability: best responses trained against frozen agents",
     "performance.md": "speed measurements kept as data",
+    "bench-cost.md": "what `bench run` against a table's full field costs (`benchmarks/bench_cost.py`)",
+    "ddp-speed.md": "data-parallel training: `--nproc 2` against `--nproc 1`, every ruleset",
+    "train-profile.md": "where a training update's time goes, for 1 and 2 ranks",
+    "rllib-runner.md": "RLlib's batched env runner against the stock one",
 }
 
 
@@ -304,7 +308,8 @@ def index_page(command: str) -> tuple[Path, str]:
     from mauscheln_env.config import RULESETS
 
     order = [*(f"{r}.md" for r in RULESETS), "summary.md", "policies.md", "leaderboard.md", "series.md",
-             "exploitability.md", "performance.md"]
+             "exploitability.md", "performance.md", "bench-cost.md", "ddp-speed.md", "train-profile.md",
+             "rllib-runner.md"]
     pages = sorted((p for p in DOCS.glob("*.md") if p.name != "index.md"),
                    key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
     conf = ROOT / "docs" / "conf.py"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -31,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from agents.evaluation.pages import Transcript  # noqa: E402
 
 
 def make_runner(kind: str, envs: int, flags: list[str]):
@@ -65,6 +68,7 @@ def main() -> None:
     parser.add_argument("--ruleset", default="mauscheln")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--train-batch", type=int, default=4000)
+    parser.add_argument("--page", type=Path, default=None, help="also write the run as a results page here")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
@@ -75,11 +79,12 @@ def main() -> None:
     torch.set_num_threads(1)
     flags = ["--ruleset", args.ruleset, "--num-players", str(args.players), "--train-batch", str(args.train_batch)]
     envs = {"batched": args.tables or DEFAULT_ENVS["batched"], "stock": args.stock_envs or DEFAULT_ENVS["stock"]}
+    out = Transcript()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    print(f"{time.strftime('%Y-%m-%d %H:%M')} commit {commit} on {platform.node()} ({os.cpu_count()} CPUs), "
-          f"{args.ruleset} {args.players} players, train batch {args.train_batch}, batched {envs['batched']} "
-          f"tables, stock {envs['stock']} envs; load average before {os.getloadavg()}", flush=True)
+    out.line(f"{time.strftime('%Y-%m-%d %H:%M')} commit {commit} on {platform.node()} ({os.cpu_count()} CPUs), "
+             f"{args.ruleset} {args.players} players, train batch {args.train_batch}, batched {envs['batched']} "
+             f"tables, stock {envs['stock']} envs; load average before {os.getloadavg()}")
     runners = {kind: make_runner(kind, envs[kind], flags) for kind in ("batched", "stock")}
     for runner in runners.values():  # warm up: first sessions, allocations
         timed_sample(runner)
@@ -90,16 +95,21 @@ def main() -> None:
             steps, seconds, cpu = timed_sample(runners[kind])
             for i, x in enumerate((steps, seconds, cpu)):
                 total[kind][i] += x
-            print(f"round {r + 1} {kind:7s}: {steps:6d} env steps in {seconds:6.2f} s = {steps / seconds:9,.0f} "
-                  f"env steps/s ({steps / cpu:9,.0f} per CPU second)", flush=True)
+            out.line(f"round {r + 1} {kind:7s}: {steps:6d} env steps in {seconds:6.2f} s = {steps / seconds:9,.0f} "
+                     f"env steps/s ({steps / cpu:9,.0f} per CPU second)")
     rate = {kind: steps / seconds for kind, (steps, seconds, _) in total.items()}
     cpu_rate = {kind: steps / cpu for kind, (steps, _, cpu) in total.items()}
     for kind in runners:
-        print(f"{kind:7s}: {rate[kind]:9,.0f} env steps/s per env runner ({cpu_rate[kind]:,.0f} per CPU second) "
-              f"over {total[kind][0]:,} env steps")
-    print(f"load average after {os.getloadavg()}")
-    print(f"ratio batched/stock: {rate['batched'] / rate['stock']:.1f}x "
-          f"({cpu_rate['batched'] / cpu_rate['stock']:.1f}x per CPU second)")
+        out.line(f"{kind:7s}: {rate[kind]:9,.0f} env steps/s per env runner ({cpu_rate[kind]:,.0f} per CPU second) "
+                 f"over {total[kind][0]:,} env steps")
+    out.line(f"load average after {os.getloadavg()}")
+    out.line(f"ratio batched/stock: {rate['batched'] / rate['stock']:.1f}x "
+             f"({cpu_rate['batched'] / cpu_rate['stock']:.1f}x per CPU second)")
+    if args.page is not None:
+        command = "python benchmarks/rllib_runner_speed.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        out.write(args.page, 'RLlib env runners: batched against stock', command, intro=(
+            "Env steps per second of `python -m train.rllib_ppo`'s two env runners, head to head in one process, "
+            "their `sample()` calls taking turns with the order alternating. See [RLlib](../pipelines/rllib.md)."))
 
 
 if __name__ == "__main__":

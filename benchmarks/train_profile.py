@@ -20,6 +20,7 @@ import argparse
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents.evaluation.pages import Transcript  # noqa: E402
 from train.ppo.profile import PARTS  # noqa: E402
 
 LINE = re.compile(r"^profile update (\d+) rank (\d+): (.*)$")
@@ -77,16 +79,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nproc", type=int, nargs="+", default=[1, 2], help="ranks of each run")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a run may take")
+    parser.add_argument("--page", type=Path, default=None, help="also write the run as a results page here")
     parser.add_argument("extra", nargs="*", help="more training flags, after --")
     args = parser.parse_args(argv)
     if args.updates < 1 or min(args.nproc) < 1:
         parser.error("--updates and --nproc take whole numbers >= 1")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    print(f"# train_profile: {Path(args.config).name}, {args.ruleset}, {args.updates} updates per run, device "
-          f"{args.device}; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    out = Transcript()
+    out.line(f"# train_profile: {Path(args.config).name}, {args.ruleset}, {args.updates} updates per run, device "
+             f"{args.device}; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    out.line(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: "
+             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     columns: list[tuple[str, dict[str, float]]] = []
     rates: list[tuple[int, float | None]] = []
     for nproc in args.nproc:
@@ -96,21 +100,26 @@ def main(argv: list[str] | None = None) -> None:
         for rank in sorted(ranks):
             columns.append((f"{nproc} rank{'s' if nproc > 1 else ''}: rank {rank}",
                             {key: steady(values) for key, values in ranks[rank].items()}))
-    print()
-    print("| part | " + " | ".join(name for name, _ in columns) + " |")
-    print("|---|" + "---:|" * len(columns))
+    out.line()
+    out.line("| part | " + " | ".join(name for name, _ in columns) + " |")
+    out.line("|---|" + "---:|" * len(columns))
     for part in [*PARTS, "other", "total"]:
         cells = []
         for _, seconds in columns:
             value, total = seconds.get(part, 0.0), seconds.get("total", 0.0)
             share = f" ({100 * value / total:.0f} %)" if total and part != "total" else ""
             cells.append(f"{value:.3f} s{share}")
-        print(f"| {part.replace('_', '-')} | " + " | ".join(cells) + " |")
-    print()
+        out.line(f"| {part.replace('_', '-')} | " + " | ".join(cells) + " |")
+    out.line()
     for nproc, rate in rates:
         shown = f"{rate:,.0f}" if rate is not None else "(no throughput line)"
-        print(f"{nproc} rank{'s' if nproc > 1 else ''}: {shown} decisions/s end to end")
-    print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        out.line(f"{nproc} rank{'s' if nproc > 1 else ''}: {shown} decisions/s end to end")
+    out.line(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.page is not None:
+        command = "python benchmarks/train_profile.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        out.write(args.page, "Where a training update's time goes", command, intro=(
+            "The trainer's `--profile` timings per update, per rank, for each number of ranks, and the runs' "
+            "decisions per second end to end. See [distributed training](../training/distributed.md)."))
 
 
 if __name__ == "__main__":

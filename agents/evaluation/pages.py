@@ -112,3 +112,38 @@ def read_page(path: str | Path) -> Page:
     if "command" in fields:
         fields["command"] = fields["command"].strip("`")
     return Page(path, generated, tail, title, fields, data)
+
+
+class Transcript:
+    """What a benchmark script prints, kept to be written as a results page as well (``--page``).
+
+    ``print`` through :meth:`line`: the line goes to stdout at once and is kept. :meth:`write` writes the page:
+    :func:`header`, then the kept lines — Markdown table rows and blank lines as they are, a script's ``# ...``
+    comment lines as plain paragraphs, every other line as a list item (so that consecutive lines stay apart).
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def line(self, text: str = "") -> None:
+        print(text, flush=True)
+        self.lines.extend(text.splitlines() or [""])
+
+    def markdown(self) -> list[str]:
+        out: list[str] = []
+        for text in self.lines:
+            if text.startswith("# "):
+                out += [text[2:], ""]
+            elif not text.strip() or text.startswith("|"):
+                out.append(text)
+            else:
+                out.append(f"- {text}")
+        return out
+
+    def write(self, path: str | Path, title: str, command: str, intro: str = "") -> Path:
+        from mauscheln_env.files import atomic_write_text
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, "\n".join([*header(title, command, intro=intro), *self.markdown()]).rstrip() + "\n")
+        return path
