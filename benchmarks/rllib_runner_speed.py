@@ -74,6 +74,7 @@ def main() -> None:
         parser.error("--rounds must be >= 1")
     import torch
 
+    from train.rllib_batched import freeze_heap
     from train.rllib_ppo import DEFAULT_ENVS
 
     torch.set_num_threads(1)
@@ -86,6 +87,9 @@ def main() -> None:
              f"{args.ruleset} {args.players} players, train batch {args.train_batch}, batched {envs['batched']} "
              f"tables, stock {envs['stock']} envs; load average before {os.getloadavg()}")
     runners = {kind: make_runner(kind, envs[kind], flags) for kind in ("batched", "stock")}
+    # As in a remote env runner of a real run (BatchedEnvRunner.__init__ calls it there): the heap built so far
+    # is left out of the collector's full passes, for both runners alike.
+    freeze_heap()
     for runner in runners.values():  # warm up: first sessions, allocations
         timed_sample(runner)
     total = {kind: [0, 0.0, 0.0] for kind in runners}
