@@ -133,7 +133,7 @@ class Transcript:
         out: list[str] = []
         for text in self.lines:
             if text.startswith("# "):
-                out += [text[2:], ""]
+                out += ["", text[2:], ""]
             elif not text.strip() or text.startswith("|"):
                 out.append(text)
             else:
