@@ -71,10 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--deals", type=int, default=None, help="play the first N deals of the suite (default: all)")
     run.add_argument("--cap", action="extend", nargs="+", default=[], metavar="SPEC=N",
                      help="at most N deals against this opponent, e.g. --cap pimc=100 (for slow opponents)")
-    run.add_argument("--field", nargs="+", default=None, metavar="SPEC",
-                     help="the opponents instead of the reference field")
-    run.add_argument("--exclude", nargs="+", default=[], metavar="SPEC", help="leave these opponents out")
-    run.add_argument("--reuse", nargs="+", type=path_arg, default=[], metavar="RESULT",
+    run.add_argument("--field", action="extend", nargs="+", default=None, metavar="SPEC",
+                     help="the opponents instead of the reference field (the flag may be repeated)")
+    run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="SPEC",
+                     help="leave these opponents out (the flag may be repeated)")
+    run.add_argument("--reuse", action="extend", nargs="+", type=path_arg, default=[], metavar="RESULT",
                      help="earlier result records whose pairings against AGENT are mirrored instead of played "
                           "(only those measured by the same clean git commit on the same deals)")
     run.add_argument("--replays", type=int, default=10,
