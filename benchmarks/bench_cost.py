@@ -6,8 +6,8 @@
     nice -n 10 python benchmarks/bench_cost.py --without-replay         # also pimc with no decision replayed
 
 The full field of a table is its reference field (:func:`agents.bench.run.reference_field`: ``random``,
-``beginner``, ``expert``, ``pimc``, the table's shipped policy) and the search agent on that policy
-(``pimc:model=<policy>,phases=play``). For each opponent this plays ``--sample`` deals spread evenly over the
+``beginner``, ``expert``, ``pimc``, the table's shipped policy and the search agent on that policy,
+``pimc:model=<policy>,phases=play``). For each opponent this plays ``--sample`` deals spread evenly over the
 suite's deal set, each as ``bench run`` plays it (both duplicate formats, every rotation of the seats, the
 suite's seeds), in this one process, and takes the CPU seconds per deal: the work, whatever else the machine
 runs meanwhile. The estimate of the run is the sum over the pairings of that times the deals, over the workers:
@@ -38,7 +38,6 @@ from agents.bench.run import (  # noqa: E402
     reference_field,
     run_bench,
     settings_for,
-    shipped_policies_for,
 )
 from agents.evaluation.duplicate import play_block  # noqa: E402
 from agents.evaluation.pages import header  # noqa: E402
@@ -53,14 +52,8 @@ GOAL = 30 * 60
 
 
 def full_field(ruleset: str) -> list[str]:
-    """The reference field of the ruleset's default table of the v1 suite, with the search agent on its policy."""
-    deal_set = deal_set_for("v1", ruleset, None)
-    field = reference_field(deal_set)
-    for policy in shipped_policies_for(deal_set.game):
-        search = f"pimc:model={policy},phases=play"
-        if search not in field:
-            field.append(search)
-    return field
+    """The reference field of the ruleset's default table of the v1 suite (with the search agent on its policy)."""
+    return reference_field(deal_set_for("v1", ruleset, None))
 
 
 def load() -> str:
@@ -106,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(1)  # as `bench run` does: one thread per process, parallel games from the workers
     except ImportError:
         pass
-    command = "nice -n 10 python benchmarks/bench_cost.py " + " ".join(
-        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    command = " ".join(["nice -n 10 python benchmarks/bench_cost.py",
+                        *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))])
     started = datetime.datetime.now(datetime.timezone.utc)
     rows = []
     for ruleset in args.rulesets:
@@ -155,7 +148,8 @@ def write_page(args: argparse.Namespace, command: str, started: datetime.datetim
         "table's measurement is in the last column"])
     lines += [
         f"The run: `mauscheln bench run {CANDIDATE} --ruleset R --workers {args.workers}` against the full field of "
-        f"the 4-player default table (its reference field and `pimc:model=<policy>,phases=play`), {args.deals} "
+        f"the 4-player default table (its reference field, the search agent `pimc:model=<policy>,phases=play` "
+        f"included), {args.deals} "
         "deals per pairing, each played in both duplicate formats with every rotation of the seats (8 games).",
         "",
         f"**CPU seconds per deal** of one process (mean over {args.sample} deals of the suite spread over it), and the "

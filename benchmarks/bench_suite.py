@@ -5,12 +5,13 @@ shows them; ``python benchmarks/results_pages.py leaderboard`` rewrites that pag
 
     nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out agents/bench/records/v1
 
-First, at every table, every agent of the field but ``pimc`` runs against the field without ``pimc``
-(``--exclude pimc``) on the first ``DEALS[table]`` deals (default: the whole suite), with ``--reuse`` of
-the records made before it at that table, so that each pairing is played once (the other side's record
-mirrors it: with common random numbers A against B are the same games as B against A). Then ``pimc``
-runs against the whole field on the first ``PIMC_DEALS[table]`` deals (it is slow), at the tables whose
-field it joins. Every command is printed before it runs; a record that exists already is submitted again
+First, at every table, every agent of the field that does not search runs against the field without the
+searching agents (``--exclude pimc --exclude pimc:model=...``) on the first ``DEALS[table]`` deals (default:
+the whole suite), with ``--reuse`` of the records made before it at that table, so that each pairing is played
+once (the other side's record mirrors it: with common random numbers A against B are the same games as B
+against A). Then the searching agents (``pimc``, then the search agent on each shipped policy) run against the
+whole field on the first ``--slow-deals`` deals (default :data:`SLOW_DEALS`), at the tables whose field they
+join; the second reuses the first's pairing with it. Every command is printed before it runs; a record that exists already is submitted again
 (a no-op) instead of played again, so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
 and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``). Records written into the shipped folder are the
 shipped records at once (``mauscheln bench leaderboard --only shipped`` rates them); to rerun the field from
@@ -28,16 +29,19 @@ from agents.bench import cli
 from agents.bench.decks import load_deal_set, tables_of
 from agents.bench.run import reference_field
 
-SLOW = "pimc"
 DEALS = {"mauscheln_5p": 500, "mauscheln_6p": 500, "mauscheln_7p": 500}
 """Deals per pairing where the whole suite would take too long on this project's busy 2-core machine (the
 scripted agents take about 0.03-0.08 s per deal and pairing at 4 players, 0.18 s at 7, one worker); elsewhere
 the whole suite (1,000 deals)."""
-PIMC_DEALS = {"mauscheln_3p": 20, "mauscheln_4p": 20, "mauscheln_5p": 8, "mauscheln_6p": 6, "mauscheln_7p": 4}
-"""Deals against pimc, which is slow (one worker: about 2.6 s per deal and opponent at 3 players, 5.9 s at 4,
-36 s at 7); pimc plays at the tables whose field it joins (those it determinizes), on PIMC_DEFAULT deals at a
-table not listed."""
-PIMC_DEFAULT = 20
+SLOW_DEALS = 500
+"""Deals per pairing of the searching agents (``pimc`` and the search agents on the shipped policies): the
+benchmark's floor for them. Each costs from about half a CPU second to several per deal and pairing (see
+docs/results/bench-cost.md), so a whole table's field takes hours of this machine."""
+
+
+def slow(spec: str) -> bool:
+    """Whether an agent of the field searches (``pimc``, ``pimc:...``): it runs last, on :data:`SLOW_DEALS` deals."""
+    return spec == "pimc" or spec.startswith("pimc:")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,13 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--deals", type=int, default=None, help="deals per pairing (default: the whole suite)")
     p.add_argument("--tables", nargs="+", default=None)
+    p.add_argument("--slow-deals", type=int, default=SLOW_DEALS,
+                   help=f"deals per pairing of the searching agents (default {SLOW_DEALS})")
     args = p.parse_args(argv)
     db = args.db or args.out / "leaderboard.sqlite"
     tables = args.tables or tables_of(args.suite)
     done: dict[str, list[Path]] = {t: [] for t in tables}
     fields = {t: reference_field(load_deal_set(args.suite, t)) for t in tables}
-    plan = [(t, spec) for t in tables for spec in fields[t] if spec != SLOW]
-    plan += [(t, SLOW) for t in sorted(tables, key=lambda t: t in PIMC_DEALS) if SLOW in fields[t]]
+    plan = [(t, spec) for t in tables for spec in fields[t] if not slow(spec)]
+    plan += [(t, spec) for t in tables for spec in fields[t] if slow(spec)]
     for table, agent in plan:
         deal_set = load_deal_set(args.suite, table)
         slug = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in agent)
@@ -66,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                        str(deal_set.players), "--workers", str(args.workers), "--out", str(out), "--submit",
                        "--db", str(db), "--no-progress"]
             deals = args.deals if args.deals is not None else DEALS.get(table)
-            if agent == SLOW:
-                deals = min(PIMC_DEALS.get(table, PIMC_DEFAULT), deals or len(deal_set))
-            elif SLOW in fields[table]:
-                command += ["--exclude", SLOW]
+            if slow(agent):
+                deals = min(args.slow_deals, deals or len(deal_set))
+            else:
+                searching = [spec for spec in fields[table] if slow(spec)]
+                command += ["--exclude", *searching] if searching else []
             if deals is not None:
                 command += ["--deals", str(deals)]
             if done[table]:

@@ -148,6 +148,7 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
     four = reference_field(decks.load_deal_set("v1", "mauscheln_4p"))
     assert four[:4] == ["random", "beginner", "expert", "pimc"]
     assert "learned:checkpoint=mauscheln4" in four
+    assert four[-1] == "pimc:model=mauscheln4,phases=play"  # the search agent on the table's policy
     for table in decks.tables_of("v1"):
         ds = decks.load_deal_set("v1", table)
         field = reference_field(ds)
@@ -155,7 +156,10 @@ def test_the_field_is_the_reference_agents_that_support_the_table_and_its_polici
         pimc = make_agent("pimc", seed=0)
         pimc.setup(ds.game, 0)
         assert ("pimc" in field) == pimc.determinizes, table  # pimc joins where its search plays the table
-        assert all(s.startswith("learned:") for s in field[3 + pimc.determinizes:]), table
+        policies = [s.split("=", 1)[1] for s in field if s.startswith("learned:")]
+        assert field[3 + pimc.determinizes:] == [*(f"learned:checkpoint={p}" for p in policies),
+                                                 *(f"pimc:model={p},phases=play" for p in policies
+                                                   if pimc.determinizes)], table
     # an agent that stops supporting a table leaves its field; one marked reference joins it
     from agents.scripted.baselines import BeginnerAgent, RandomAgent
 
@@ -577,25 +581,30 @@ def test_the_suite_script_plays_each_pairing_once_and_resumes(tmp_path, capsys, 
         import bench_suite
     finally:
         sys.path.pop(0)
-    monkeypatch.setattr(bench_suite, "PIMC_DEFAULT", 1)  # pimc (slow) plays one deal per pairing here
-    args = ["--tables", "mousel_4p", "--deals", "2", "--workers", "1", "--out", str(tmp_path)]
+    args = ["--tables", "mousel_4p", "--deals", "2", "--slow-deals", "1", "--workers", "1", "--out", str(tmp_path)]
     assert bench_suite.main(args) == 0
     out = capsys.readouterr().out
-    field = run.reference_field(decks.load_deal_set("v1", "mousel_4p"))  # the scripted agents, then mousel4
-    k, pairs = len(field), len(field) * (len(field) - 1) // 2
+    field = run.reference_field(decks.load_deal_set("v1", "mousel_4p"))
+    searching = [spec for spec in field if bench_suite.slow(spec)]
+    assert searching == ["pimc", "pimc:model=mousel4,phases=play"]  # pimc plays mousel, and the search on mousel4
+    k, s = len(field), len(searching)
+    c, pairs = k - s, k * (k - 1) // 2  # c agents that do not search
     files = sorted(p.name for p in (tmp_path / "mousel_4p").iterdir())
-    m = k - 1  # the field but pimc: each of its pairings is played on one side and mirrored on the other
-    assert "pimc" in field and len(files) == k and {"beginner.json.gz", "expert.json.gz", "pimc.json.gz",
-                                                      "random.json.gz"} <= set(files)  # pimc plays mousel
+    assert len(files) == k and {"beginner.json.gz", "expert.json.gz", "pimc.json.gz", "random.json.gz",
+                                "pimc_model=mousel4_phases=play.json.gz"} <= set(files)
     records = {p.name: leaderboard.read_record(p) for p in (tmp_path / "mousel_4p").iterdir()}
     sources = [p["source"] for r in records.values() for p in r["pairs"]]
-    # pimc, run last against the whole field, plays its m pairings in its own record
-    assert sources.count("played") == pairs and len(sources) == m * m
-    assert out.count("mirrored from record") == m * (m - 1) // 2
-    assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * m
+    # the others play among themselves first; then each searching agent against the whole field, the second
+    # mirroring its pairing with the first
+    assert sources.count("played") == pairs and len(sources) == c * (c - 1) + s * (k - 1)
+    assert out.count("mirrored from record") == c * (c - 1) // 2 + s * (s - 1) // 2
+    assert [p["source"] for p in records["pimc.json.gz"]["pairs"]] == ["played"] * (k - 1)
+    assert sorted(p["source"] != "played" for p in records["pimc_model=mousel4_phases=play.json.gz"]["pairs"]) \
+        == [False] * (k - 2) + [True]
     (b,) = leaderboard.leaderboard(tmp_path / "leaderboard.sqlite", shipped=False)
     assert b.records == k and len(b.pairs) == pairs
-    assert sorted(p.deals for p in b.pairs) == [1] * m + [2] * (pairs - m)  # pimc's pairings on one deal
+    slow_pairs = pairs - c * (c - 1) // 2
+    assert sorted(p.deals for p in b.pairs) == [1] * slow_pairs + [2] * (pairs - slow_pairs)  # searching: 1 deal
     assert bench_suite.main(args) == 0
     again = capsys.readouterr().out
     assert again.count("$ mauscheln bench submit") == k and "bench run" not in again
@@ -976,3 +985,11 @@ def test_the_report_of_the_shipped_records_opens_in_chromium_and_replays_every_t
     finally:
         driver.quit()
     print(f"screenshots in {tmp_path}")
+
+
+def test_list_flags_of_bench_run_add_up_when_repeated():
+    """``--exclude a --exclude b`` leaves both out (a repeated flag that kept only its last value would play the
+    first silently)."""
+    args = cli.build_parser().parse_args(["run", "random", "--exclude", "pimc", "--exclude", "expert", "beginner",
+                                          "--field", "expert", "--field", "beginner"])
+    assert args.exclude == ["pimc", "expert", "beginner"] and args.field == ["expert", "beginner"]

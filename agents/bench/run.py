@@ -6,10 +6,12 @@ order) whose class is marked :attr:`~agents.base.Agent.reference` and that
 :meth:`~agents.base.Agent.supports` the table (plays it as itself, not through
 a fallback), built by name with its default parameters; then every shipped
 policy (``agents/learned/policies/*.safetensors``) trained for exactly that table
-(``learned:checkpoint=<name>``). Today that is ``random``, ``beginner`` and
-``expert`` everywhere, ``pimc`` where its search determinizes the table, and
-the shipped policies; an agent that learns a ruleset, or a policy shipped
-later, joins that table's field by itself.
+(``learned:checkpoint=<name>``), and where ``pimc`` plays the table the search
+agent on each of those policies (``pimc:model=<name>,phases=play``). Today
+that is ``random``, ``beginner`` and ``expert`` everywhere, ``pimc`` where its
+search determinizes the table, the shipped policies and their search agents;
+an agent that learns a ruleset, or a policy shipped later, joins that table's
+field by itself.
 
 Every pairing is a duplicate evaluation (:func:`agents.evaluation.duplicate.evaluate_pair`)
 on the suite's fixed deals (both formats, common random numbers, 95 %
@@ -160,11 +162,20 @@ def reference_agents(game: Game) -> list[str]:
     return names
 
 
+SEARCH = "pimc:model={policy},phases=play"
+"""The search agent of a table's field: ``pimc``'s card play searched with the table's shipped policy as the
+model of every seat (its bidding and exchanges are the policy's own)."""
+
+
 def reference_field(deal_set: DealSet) -> list[str]:
     """The field of a table: :func:`reference_agents`, then ``learned:checkpoint=<name>`` for every shipped
-    policy of it."""
+    policy of it, then, where ``pimc`` plays the table, the search agent on each of those policies
+    (:data:`SEARCH`)."""
     game = deal_set.game
-    return [*reference_agents(game), *(f"learned:checkpoint={name}" for name in shipped_policies_for(game))]
+    agents = reference_agents(game)
+    policies = shipped_policies_for(game)
+    search = [SEARCH.format(policy=name) for name in policies] if "pimc" in agents else []
+    return [*agents, *(f"learned:checkpoint={name}" for name in policies), *search]
 
 
 # ---------------------------------------------------------------------- provenance
