@@ -35,8 +35,8 @@ scripted agents take about 0.03-0.08 s per deal and pairing at 4 players, 0.18 s
 the whole suite (1,000 deals)."""
 SLOW_DEALS = 500
 """Deals per pairing of the searching agents (``pimc`` and the search agents on the shipped policies): the
-benchmark's floor for them. Each costs from about half a CPU second to several per deal and pairing (see
-docs/results/bench-cost.md), so a whole table's field takes hours of this machine."""
+benchmark's floor for them. They cost far more per deal than the others (docs/results/bench-cost.md
+measures it), so a whole table's field takes hours of a 2-core machine."""
 
 
 def slow(spec: str) -> bool:

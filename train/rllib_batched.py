@@ -489,9 +489,9 @@ def freeze_heap() -> None:
     """Collect, then move every object alive now out of the garbage collector's reach (:func:`gc.freeze`).
 
     A remote env runner's heap is mostly long-lived (torch, Ray, RLlib, the module, the tables), and each
-    full collection, which the episodes a ``sample()`` builds set off, walks all of it: a pause of a quarter
-    of a second, about half a ``sample()`` at the defaults. Ray Serve does the same to its replicas once
-    they are built. Called in Ray's worker processes only, never in the driver's."""
+    full collection, which the episodes a ``sample()`` builds set off, walks all of it: a pause that grows
+    with the heap, not with the work. Ray Serve does the same to its replicas once they are built. Called in
+    Ray's worker processes only, never in the driver's."""
     gc.collect()
     gc.freeze()
 

@@ -124,9 +124,9 @@ class Args:
 
 
 DEFAULT_ENVS = {"batched": 1024, "stock": 8}
-"""Sessions per env runner by env runner: the batched engine wants many tables (its cost per step is mostly fixed;
-beyond about a thousand tables a train batch of 4,000 env steps is cut into so many episode chunks that RLlib's
-cost per episode takes over), the stock path a few envs."""
+"""Sessions per env runner by env runner: the batched engine wants many tables (much of its cost per step is the
+same for any number of tables), but not so many that a train batch is cut into more episode chunks than it has
+steps (RLlib's cost per episode then takes over); the stock path wants a few envs."""
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
