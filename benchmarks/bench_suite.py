@@ -1,9 +1,12 @@
 """Run the reference field of every table of a suite through ``mauscheln bench run`` and submit the records.
 
-This is how the shipped records (package data, ``agents/bench/records/v1``) were made (docs/results/leaderboard.md
-shows them; ``python benchmarks/results_pages.py leaderboard`` rewrites that page)::
+This is how the shipped records (package data, ``agents/bench/records/v1``) are made (docs/results/leaderboard.md
+shows them; ``python benchmarks/results_pages.py leaderboard`` rewrites that page), a table at a time, from a
+clean clone of the commit to measure and into a folder outside it::
 
-    nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --out agents/bench/records/v1
+    git clone . /tmp/field && cd /tmp/field
+    nice -n 10 python benchmarks/bench_suite.py --suite v1 --workers 2 --tables mousel_4p --out /tmp/field-out
+    # then, in the checkout: replace agents/bench/records/v1/mousel_4p/ by /tmp/field-out/mousel_4p/*.json.gz
 
 First, at every table, every agent of the field that does not search runs against the field without the
 searching agents (``--exclude pimc --exclude pimc:model=...``) on the first ``DEALS[table]`` deals (default:
@@ -13,9 +16,9 @@ against A). Then the searching agents (``pimc``, then the search agent on each s
 whole field on the first ``--slow-deals`` deals (default :data:`SLOW_DEALS`), at the tables whose field they
 join; the second reuses the first's pairing with it. Every command is printed before it runs; a record that exists already is submitted again
 (a no-op) instead of played again, so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
-and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``). Records written into the shipped folder are the
-shipped records at once (``mauscheln bench leaderboard --only shipped`` rates them); to rerun the field from
-scratch, empty that folder first.
+and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``). Pairings are mirrored only between records of one
+clean commit (``--reuse``): a checkout whose shipped records were deleted or edited first is not clean, and
+would play every pairing twice; hence the clone.
 """
 
 from __future__ import annotations
