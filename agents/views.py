@@ -60,6 +60,12 @@ class EnvView:
         self._infos.clear()
         self._fresh = True
 
+    def legal(self) -> list[int]:
+        """The legal action ids of the seat to act in the bound state (treat as read-only)."""
+        if not self._fresh:
+            self.refresh()
+        return self.env._legal
+
     def seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         """``(observation, action_mask, info)`` of ``seat`` for the bound state."""
         if not self._fresh:

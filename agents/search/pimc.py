@@ -1375,8 +1375,14 @@ class PIMCAgent(Agent):
                 return self._maxn(state, {})[me]
             view.refresh()
             seat = state.to_act
-            obs, mask, info = view.seat_view(seat)
-            results = g.apply(state, models[seat].act(obs, mask, info))
+            model = models[seat]
+            legal = view.legal()
+            if model.plays_forced_blind and len(legal) == 1:  # its answer, without building its view
+                action = legal[0]
+            else:
+                obs, mask, info = view.seat_view(seat)
+                action = model.act(obs, mask, info)
+            results = g.apply(state, action)
             if results:
                 return results[0].deltas[me]
 
