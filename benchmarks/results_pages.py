@@ -11,12 +11,14 @@ Pages (each starts with the mark and the provenance block of :mod:`agents.evalua
 * ``series``: docs/results/series.md, every results file kept under docs/results/series/ with what it is and
   how it was played (docs/results/series/series.yaml) and its figures, pooled per series; a series that another
   page pools (its ``data:`` line names the files) links to that page instead of repeating the figure;
-* ``leaderboard``: docs/results/leaderboard.md, the ratings and cross-tables of the benchmark records shipped in
-  agents/bench/records/<suite>/ (the shipped records, what ``mauscheln bench leaderboard`` prints);
+* ``rulesets``: docs/results/<ruleset>.md and its chart for every ruleset, the ratings, cross-table and pairings
+  of its default table's field from the benchmark records shipped in agents/bench/records/<suite>/;
+* ``leaderboard``: docs/results/leaderboard.md, the ratings and cross-tables of the other tables from the same
+  records (what ``mauscheln bench leaderboard`` prints), linking each default table to its ruleset page;
 * ``performance``: docs/results/performance.md, the speed measurements kept as data
   (benchmarks/tensor_agents_speed.json);
-* ``summary``: docs/results/summary.md, one row per ruleset cross-table page (``mauscheln eval --suite`` writes
-  it too);
+* ``summary``: docs/results/summary.md, one row per ruleset page: the Elo of the field and the headline
+  pairings, each a link to that page;
 * ``index``: docs/results/index.md, the map of every results page with its command, date, commit and machine.
 
 A figure lives in one page; the README and the other docs link to it (tests/test_figures.py).
@@ -222,33 +224,160 @@ def series_page(command: str) -> tuple[Path, str]:
 
 
 # ---------------------------------------------------------------------- leaderboard
-def leaderboard_page(command: str, suite: str = "v1") -> tuple[Path, str]:
-    from agents.bench.leaderboard import board_markdown, leaderboard, read_record, shipped_paths
+SUITE = "v1"
+"""The suite whose shipped records make the leaderboard and the ruleset pages."""
+
+
+def record_lines(records: dict[Path, dict[str, Any]], table: str) -> list[str]:
+    """One line per shipped record of ``table``: its file, agent, date, commit and machine."""
+    lines = []
+    for path, record in records.items():
+        if record["suite"]["table"] != table:
+            continue
+        m = record.get("machine", {})
+        lines.append(f"* `{rel(path)}`: `{record['agent']['spec']}`, played {record.get('date', '?')[:16]} "
+                     f"at commit {str(record.get('project', {}).get('commit', '?'))[:7]} on {m.get('cpu', '?')} "
+                     f"({m.get('cpus', '?')} CPUs)")
+    return lines
+
+
+def shipped_boards(suite: str = SUITE) -> tuple[dict[Path, dict[str, Any]], list[Any]]:
+    """The shipped records of ``suite`` by file, and the boards a fresh install shows from them."""
+    from agents.bench.leaderboard import leaderboard, read_record, shipped_paths
 
     paths = shipped_paths(suite)
     if not paths:
         raise ConfigError(f"no shipped records of suite {suite}")
-    records = {path: read_record(path) for path in paths}
-    boards = leaderboard(suite=suite, yours=False)  # the shipped records alone, as a fresh install shows them
+    return {path: read_record(path) for path in paths}, leaderboard(suite=suite, yours=False)
+
+
+def default_tables() -> dict[str, str]:
+    """The default table of every ruleset (its default player count), by table name of the suite."""
+    from agents.bench.decks import table_name
+    from mauscheln_env.config import RULESETS, make_config
+
+    return {table_name(r, make_config(r).num_players): r for r in RULESETS}
+
+
+def leaderboard_page(command: str, suite: str = SUITE) -> tuple[Path, str]:
+    from agents.bench.leaderboard import board_markdown
+
+    records, boards = shipped_boards(suite)
+    home = default_tables()
     lines = header(f"Benchmark leaderboard, suite {suite}", command, data=[f"agents/bench/records/{suite}/*/*.json.gz"],
                    intro=(
         "Every table of the suite: the Bradley–Terry rating (Elo scale, centred) of each agent from the per-deal "
         "wins over the table's fixed deals, with its 95 % interval, then the cross-table of mean advantages (row "
         "agent over column agent, chips per deal, ± the 95 % half-width). Made from the result records shipped in "
         f"`agents/bench/records/{suite}/` (package data) as `mauscheln bench leaderboard` shows them; the "
-        "records of each table are listed under it with the commit, date and machine that played them. The "
+        "records of each table are listed under it with the commit, date and machine that played them. A "
+        "ruleset's default table has its own page, written from the same records by the same command. The "
         "protocol: [the benchmark](../evaluation/benchmark.md)."))
     for board in boards:
-        lines += [board_markdown(board, crosstable=True), "", "Records:", ""]
-        for path, record in records.items():
-            if record["suite"]["table"] != board.table:
-                continue
-            m = record.get("machine", {})
-            lines.append(f"* `{rel(path)}`: `{record['agent']['spec']}`, played {record.get('date', '?')[:16]} "
-                         f"at commit {str(record.get('project', {}).get('commit', '?'))[:7]} on {m.get('cpu', '?')} "
-                         f"({m.get('cpus', '?')} CPUs)")
-        lines.append("")
+        ruleset = home.get(board.table)
+        if ruleset is not None:
+            name, _, players = board.table.rpartition("_")
+            lines += [f"**{name}, {players[:-1]} players**: the default table of `{ruleset}`, with "
+                      f"{len(board.entries)} agents from {board.records} result record(s): its ratings, "
+                      f"cross-table, pairings and records are on [its page]({ruleset}.md).", ""]
+            continue
+        lines += [board_markdown(board, crosstable=True), "", "Records:", "", *record_lines(records, board.table), ""]
     return DOCS / "leaderboard.md", "\n".join(lines)
+
+
+def ruleset_pages(command: str, suite: str = SUITE) -> list[tuple[Path, str]]:
+    """``docs/results/<ruleset>.md`` (and its chart) for every ruleset whose default table has shipped records:
+    the ratings, the cross-table and every pairing of the table's field, from the records alone."""
+    from agents.bench.leaderboard import board_markdown
+    from agents.evaluation.charts import tournament_chart
+    from agents.evaluation.crosstables import pairing_table
+    from agents.evaluation.tournament import CROSSTABLE_LEGEND, crosstable_markdown
+
+    records, boards = shipped_boards(suite)
+    home = default_tables()
+    out = []
+    for board in boards:
+        ruleset = home.get(board.table)
+        if ruleset is None:
+            continue
+        name, _, players = board.table.rpartition("_")
+        deals = sorted({p.deals for p in board.pairs})
+        chart = DOCS / f"{ruleset}.png"
+        drawn = tournament_chart(board.ratings, board.pairs, f"{ruleset}, {players[:-1]} players, "
+                                 f"{'/'.join(map(str, deals))} duplicate deals per pairing (suite {suite})", chart)
+        lines = header(f"`{ruleset}`: the benchmark field at the default table", command,
+                       data=[f"agents/bench/records/{suite}/{board.table}/*.json.gz"], intro=(
+            f"The table `{board.table}` of the benchmark's suite {suite}: {players[:-1]} players, the ruleset's "
+            "default options, single deals from an empty pot, the suite's fixed deals in both duplicate formats "
+            "with every rotation of the seats; chips per deal (Muschka: points), 95 % intervals over deals. "
+            f"Made from the result records shipped in `agents/bench/records/{suite}/{board.table}/` (listed at "
+            "the end with the commit, date and machine that played each), as `mauscheln bench leaderboard "
+            f"--ruleset {ruleset}` shows them on a fresh install. The field and the protocol: "
+            "[the benchmark](../evaluation/benchmark.md)."))
+        lines += ["## Ratings", "", board_markdown(board, crosstable=False), "",
+                  "## Cross-table", "", crosstable_markdown(board.agents, board.pairs, board.ratings), "",
+                  CROSSTABLE_LEGEND, "", "## Per pairing", "", *pairing_table(board.pairs), ""]
+        lines += [f"![{ruleset} cross-table]({chart.name})", ""] if drawn else [
+            "No chart: matplotlib is not installed (`pip install -e '.[plot]'`).", ""]
+        lines += ["## Records", "", *record_lines(records, board.table), ""]
+        out.append((DOCS / f"{ruleset}.md", "\n".join(lines)))
+    return out
+
+
+ROLES = ("random", "beginner", "expert", "pimc", "policy", "search")
+"""The agents of a default table's field the summary names, by their part in it (:func:`role_of`)."""
+HEADLINES = (("expert", "beginner"), ("pimc", "expert"), ("policy", "expert"), ("policy", "pimc"),
+             ("search", "pimc"), ("search", "policy"))
+"""The pairings the summary shows (first over second)."""
+
+
+def role_of(agent: str) -> str | None:
+    """An agent's part in the reference field, from its key on the board (``learned:checkpoint=x#hash``:
+    the shipped policy; ``pimc:model=<policy>,phases=play``: the search agent)."""
+    if agent in ("random", "beginner", "expert", "pimc", "pimc:model=expert"):
+        return "pimc" if agent.startswith("pimc") else agent
+    if agent.startswith("learned:checkpoint="):
+        return "policy"
+    if agent.startswith("pimc:model=") and "phases=play" in agent:
+        return "search"
+    return None
+
+
+def summary_page(command: str, suite: str = SUITE) -> tuple[Path, str]:
+    """One row per ruleset page: the Elo of each part of the field and the headline pairings, each figure a link
+    to the ruleset page that owns it."""
+    _, boards = shipped_boards(suite)
+    home = default_tables()
+    lines = header("The reference field of every ruleset: summary", command, intro=(
+        "One row per ruleset: the Bradley–Terry Elo of each agent of its default table's field in the benchmark "
+        "(random / beginner / expert / pimc / the shipped policy / the search agent on it), and the headline "
+        "pairings (advantage of the first agent over the second in chips per deal, Muschka points, ± the 95 % "
+        "half-width, with the deals played). Every figure links to the ruleset's page, which owns it and names "
+        "the records that measured it; — where the field lacks the agent or the pairing."))
+    head = " | ".join(f"{a} vs {b}" for a, b in HEADLINES)
+    lines += [f"| ruleset | Elo: {' / '.join(ROLES)} | {head} |",
+              "| --- | --- | " + " | ".join("---" for _ in HEADLINES) + " |"]
+    for board in boards:
+        ruleset = home.get(board.table)
+        if ruleset is None:
+            continue
+        page = f"{ruleset}.md"
+        by_role = {role_of(e.agent): e for e in board.entries if role_of(e.agent)}
+        elo = " / ".join(f"[{by_role[r].elo:+.0f}]({page})" if r in by_role else "—" for r in ROLES)
+        cells = []
+        for a, b in HEADLINES:
+            cell = "—"
+            if a in by_role and b in by_role:
+                x, y = by_role[a].agent, by_role[b].agent
+                for p in board.pairs:
+                    if (p.candidate, p.baseline) in ((x, y), (y, x)):
+                        text = p.advantage.text(1 if p.candidate == x else -1)
+                        cell = f"[{text}]({page}) ({p.deals} deals)"
+            cells.append(cell)
+        lines.append(f"| [`{ruleset}`]({page}) | {elo} | " + " | ".join(cells) + " |")
+    lines += ["", "*policy*: the table's shipped policy, `learned:checkpoint=<policy>`; *search*: the search agent on "
+              "it, `pimc:model=<policy>,phases=play`.", ""]
+    return DOCS / "summary.md", "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- performance
@@ -276,15 +405,8 @@ def performance_page(command: str) -> tuple[Path, str]:
 
 
 # ---------------------------------------------------------------------- summary and index
-def summary_page(command: str) -> tuple[Path, None]:
-    from agents.evaluation.crosstables import write_summary
-
-    write_summary(DOCS, command)
-    return DOCS / "summary.md", None
-
-
 WHAT = {
-    "summary.md": "one row per ruleset: Elo and headline pairings, linking to the ruleset pages",
+    "summary.md": "one row per ruleset: the Elo of its field and headline pairings, linking to the ruleset pages",
     "policies.md": "the shipped policies: training command, results against `expert` and `pimc`",
     "series.md": "the long evaluation series kept in the repository, pooled",
     "leaderboard.md": "the benchmark leaderboard from the shipped records",
@@ -321,7 +443,8 @@ def index_page(command: str) -> tuple[Path, str]:
             raise ConfigError(f"{rel(path)} is not a generated page (no mark on its first line)")
         f = page.fields
         ruleset = path.stem if path.stem in RULESETS else None
-        what = f"the cross-table of `{ruleset}` at its default table" if ruleset else WHAT.get(path.name, page.title)
+        what = (f"the benchmark field of `{ruleset}` at its default table, from the shipped records" if ruleset
+                else WHAT.get(path.name, page.title))
         cmd = f.get("command", "?")
         short = cmd if len(cmd) <= 60 else cmd[:57] + "…"
         name = f"[{page.title}]({path.name})" if path in in_site else f"{page.title} (`{path.name}`)"
@@ -334,8 +457,8 @@ def index_page(command: str) -> tuple[Path, str]:
     return DOCS / "index.md", "\n".join(lines)
 
 
-PAGES = {"policies": policies_page, "leaderboard": leaderboard_page, "performance": performance_page,
-         "summary": summary_page, "series": series_page, "index": index_page}
+PAGES = {"policies": policies_page, "rulesets": ruleset_pages, "leaderboard": leaderboard_page,
+         "performance": performance_page, "summary": summary_page, "series": series_page, "index": index_page}
 """In the order they are written: series reads the others' data lines, index reads every page."""
 
 
@@ -352,10 +475,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError(f"page {name!r} is not known; allowed: {', '.join(PAGES)}")
         for name in PAGES:
             if name in wanted:
-                path, text = PAGES[name](command)
-                if text is not None:
-                    atomic_write_text(path, text)
-                print(f"wrote {rel(path)}")
+                written = PAGES[name](command)
+                for path, text in [written] if isinstance(written, tuple) else written:
+                    if text is not None:
+                        atomic_write_text(path, text)
+                    print(f"wrote {rel(path)}")
     except ConfigError as exc:
         return report(PROG, exc)
     return 0

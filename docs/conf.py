@@ -38,8 +38,6 @@ exclude_patterns = [
     "_ext",
     "_templates",
     "results/series/**",
-    # a README fragment (a bare table whose links are relative to the repository root), not a page
-    "results/summary.md",
     # the verbatim copies of the shared specification, brought in by rulesets/rules.md and environment/api.md
     "RULES.md",
     "ENV_CONTRACT.md",

@@ -628,19 +628,33 @@ def test_the_documented_commands_parse():
     assert {"bench run", "bench submit", "bench leaderboard", "bench report", "replay", "demo"} <= seen
 
 
-def test_the_shipped_records_are_valid_and_the_leaderboard_page_shows_them():
+def test_the_shipped_records_are_valid_and_the_results_pages_show_them():
     """agents/bench/records/v1 holds records of the shipped deal sets, every table's (a changed deal set refuses
-    them: run them again), and docs/results/leaderboard.md shows every table's ratings and cross-table as they
-    give them (``python benchmarks/results_pages.py leaderboard`` rewrites it)."""
+    them: run them again); each ruleset's page (docs/results/<ruleset>.md) shows its default table's ratings,
+    cross-table and pairings as they give them, and docs/results/leaderboard.md every other table's, linking the
+    default ones (``python benchmarks/results_pages.py rulesets leaderboard`` rewrites them)."""
+    from agents.evaluation.crosstables import pairing_table
+    from mauscheln_env.config import make_config
+
     paths = leaderboard.shipped_paths("v1")
     assert paths and all(p.is_relative_to(ROOT / "agents" / "bench" / "records" / "v1") for p in paths)
     assert {p.parent.name for p in paths} == set(decks.tables_of("v1"))
     assert len(leaderboard.shipped_records("v1")) == len(paths)
-    page = (ROOT / "docs" / "results" / "leaderboard.md").read_text(encoding="utf-8")
+    results = ROOT / "docs" / "results"
+    page = (results / "leaderboard.md").read_text(encoding="utf-8")
     boards = leaderboard.leaderboard(yours=False)
     assert len(boards) == len(decks.tables_of("v1"))
+    defaults = {decks.table_name(r, make_config(r).num_players): r for r in RULESETS}
     for board in boards:
-        assert leaderboard.board_markdown(board, crosstable=True) in page, board.table
+        if board.table not in defaults:
+            assert leaderboard.board_markdown(board, crosstable=True) in page, board.table
+            continue
+        ruleset = defaults[board.table]
+        assert f"]({ruleset}.md)" in page and leaderboard.board_markdown(board, crosstable=True) not in page
+        own = (results / f"{ruleset}.md").read_text(encoding="utf-8")
+        assert leaderboard.board_markdown(board, crosstable=False) in own, board.table
+        assert leaderboard.crosstable_markdown(board.agents, board.pairs, board.ratings) in own, board.table
+        assert "\n".join(pairing_table(board.pairs)) in own, board.table
 
 
 # ---------------------------------------------------------------------- shipped records beside the user's

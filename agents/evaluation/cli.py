@@ -85,14 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("cross-table suite (agents/evaluation/crosstables.py)")
     g.add_argument("--suite", nargs="*", default=None, metavar="RULESET",
                    help="play the cross-table of each named ruleset (none or 'all': every ruleset) at its default "
-                        "table and write docs/results/<ruleset>.md and .png; --deals is per scripted pairing")
+                        "table and write <ruleset>.md and .png (--docs) and summary.md; --deals is per scripted pairing")
     g.add_argument("--search-deals", type=int, default=200, help="duplicate deals of each pimc pairing in the suite")
     g.add_argument("--search-against", nargs="+", default=["expert"], metavar="AGENT",
                    help="the agents pimc meets in the suite")
     g.add_argument("--reuse", nargs="+", type=path_arg, default=None, metavar="RESULTS_JSON",
                    help="earlier results.json files (plain or .json.gz) pooled into the suite (their pairings are not played "
                         "again)")
-    g.add_argument("--docs", type=path_arg, default="docs/results", help="folder of the suite's pages and charts")
+    g.add_argument("--docs", type=path_arg, default=None,
+                   help="folder of the suite's pages and charts (default: the --out folder)")
     g.add_argument("--readme", type=path_arg, default=None,
                    help="a file whose results block gets the summary table (README.md)")
     g.add_argument("--no-learned", action="store_true", help="leave the shipped learned policies out of the suite")

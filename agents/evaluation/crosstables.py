@@ -12,16 +12,20 @@ options, single deals from an empty pot) the suite plays, by duplicate deals,
 
 pools in earlier ``results.json`` files given with ``--reuse`` (their pairings
 on the same table are not played again; chunks of one series are pooled deal
-by deal), and writes ``docs/results/<ruleset>.md`` (a generated page,
+by deal), and writes ``<docs>/<ruleset>.md`` (a generated page,
 :mod:`agents.evaluation.pages`: cross-table with Bradley–Terry Elo, per-format
 figures, deal counts, the command, the date, the commit and the machine; a
 hand-written tail after the :data:`KEPT` line of the old page is kept),
-``docs/results/<ruleset>.png`` (the chart) and the played results under
-``--out`` (default ``runs/suite``). ``docs/results/summary.md`` is rebuilt from
-every ruleset page in the folder (:func:`summary_from_pages`): one row per
-ruleset, each figure a link to the page that owns it. ``--readme`` puts the same
-table between the ``<!-- results:start -->`` and ``<!-- results:end -->``
-markers of that file.
+``<docs>/<ruleset>.png`` (the chart) and the played results under ``--out``
+(default ``runs/suite``; ``--docs`` defaults to it). ``<docs>/summary.md`` is
+rebuilt from every ruleset page in the folder (:func:`summary_from_pages`): one
+row per ruleset, each figure a link to the page that owns it. ``--readme`` puts
+the same table between the ``<!-- results:start -->`` and
+``<!-- results:end -->`` markers of that file.
+
+The project's own ruleset pages (``docs/results/<ruleset>.md``) are not made
+here: ``benchmarks/results_pages.py`` writes them from the benchmark's shipped
+records, the one place the field of every table is measured.
 """
 
 from __future__ import annotations
@@ -122,7 +126,20 @@ def run_ruleset(ruleset: str, *, deals: int, search_deals: int, search_against: 
 
 
 def _fmt(e) -> str:
-    return f"{e.mean:+.3f} ± {e.half_width:.3f}"
+    return e.text()
+
+
+def pairing_table(pairs: Sequence[Any]) -> list[str]:
+    """Every pairing (:class:`PairResult` rows) as Markdown lines: deals, both formats and each alone, won / lost /
+    tied deals, and the legend of the formats."""
+    lines = ["| pairing | deals | both formats | alone | field | won / lost / tied |",
+             "| --- | ---: | --- | --- | --- | --- |"]
+    for p in pairs:
+        lines.append(f"| {p.candidate} vs {p.baseline} | {p.deals} | {_fmt(p.advantage)} | "
+                     f"{_fmt(p.advantage_by_format['alone'])} | {_fmt(p.advantage_by_format['field'])} | "
+                     f"{p.wins} / {p.losses} / {p.ties} |")
+    return [*lines, "", "*alone*: the candidate alone against a field of the baseline; *field*: the baseline "
+            "alone against a field of candidates. Every figure is reported as measured, whatever its sign."]
 
 
 def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused: Sequence[Path],
@@ -140,15 +157,7 @@ def write_page(t: Tournament, ruleset: str, docs: Path, *, command: str, reused:
     lines = header(f"`{ruleset}`: cross-table at the default table", command, intro=intro,
                    data=[str(p) for p in reused], notes=[*notes, *([note] if note else [])])
     lines += ["## Cross-table", "", t.crosstable_markdown(), "", CROSSTABLE_LEGEND, "",
-              "## Per pairing", "",
-              "| pairing | deals | both formats | alone | field | won / lost / tied |",
-              "| --- | ---: | --- | --- | --- | --- |"]
-    for p in t.pairs:
-        lines.append(f"| {p.candidate} vs {p.baseline} | {p.deals} | {_fmt(p.advantage)} | "
-                     f"{_fmt(p.advantage_by_format['alone'])} | {_fmt(p.advantage_by_format['field'])} | "
-                     f"{p.wins} / {p.losses} / {p.ties} |")
-    lines += ["", "*alone*: the candidate alone against a field of the baseline; *field*: the baseline alone "
-              "against a field of candidates. Every figure is reported as measured, whatever its sign.", ""]
+              "## Per pairing", "", *pairing_table(t.pairs), ""]
     if have_chart:
         lines += [f"![{ruleset} cross-table]({chart.name})", ""]
     else:
@@ -273,7 +282,7 @@ def suite_main(args: Any, command: str) -> int:
         if not low <= value <= high:
             raise ConfigError(f"{flag} {shown(value)} is not allowed; allowed: a whole number {low}..{high}")
     out = check_output_path(args.out if args.out is not None else Path("runs/suite"), "--out", folder=True)
-    docs = check_output_path(args.docs, "--docs", folder=True)
+    docs = check_output_path(args.docs if args.docs is not None else out, "--docs", folder=True)
     if args.readme is not None:
         readme_text(Path(args.readme))  # a missing file or block fails now, not after the suite has played
     for r in rulesets:
