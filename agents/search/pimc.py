@@ -1569,6 +1569,22 @@ class _TrickSearch:
         self.leaves[key] = value
         return value
 
+    def _follow(self, trick: tuple, win_card: int, win_seat: int, led: int, seat: int, card: int,
+                hot: bool) -> tuple[int, int]:
+        """The winning card and seat of ``trick`` (led in suit ``led``) once ``seat`` adds ``card``: the
+        ruleset's beats hooks decide first where the trick holds a card they can tell apart (``hot``), else the
+        trump tables."""
+        if hot and self.beats_hooks:
+            sd = self.sc.deal
+            sd.trick = list(trick)
+            sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
+            for h in self.beats_hooks:
+                if h.beats(self.g, self.sc, seat, card):
+                    return sd.win_card, sd.win_seat
+        if self.t.beats[win_card] >> card & 1:
+            return card, seat
+        return win_card, win_seat
+
     def _last_trick(self, seat: int) -> list[int]:
         """The value of the last trick from its lead: every participant holds one card and plays it. The same
         steps as :meth:`_node` (hooks asked about the same cards, the same settlement) without a node per card;
@@ -1578,7 +1594,6 @@ class _TrickSearch:
         t = self.t
         sens = self.sensitive
         hands = self.hands
-        beats = t.beats
         saved = self._extras() if self.extra else None
         trick: tuple = ()
         hot_trick = hot = False
@@ -1591,18 +1606,7 @@ class _TrickSearch:
             s = self.next[s]
             c = hands[s].bit_length() - 1
             hot = hot_trick or bool(sens >> c & 1)
-            hooked = False
-            if hot and self.beats_hooks:
-                sd = self.sc.deal
-                sd.trick = list(trick)
-                sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
-                for h in self.beats_hooks:
-                    if h.beats(self.g, self.sc, s, c):
-                        win_card, win_seat = sd.win_card, sd.win_seat
-                        hooked = True
-                        break
-            if not hooked and beats[win_card] >> c & 1:
-                win_card, win_seat = c, s
+            win_card, win_seat = self._follow(trick, win_card, win_seat, led, s, c, hot)
             trick = (*trick, (s, c))
             hot_trick = hot_trick or bool(sens >> c & 1)
         self.won[win_seat] += 1
@@ -1646,8 +1650,6 @@ class _TrickSearch:
         # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
         # saved once here and restored after each card that asked them.
         saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
-        beats = t.beats
-        beats_hooks = self.beats_hooks
         last_card = len(trick) + 1 == self.size
         follower = self.next[seat]
         for c in self._distinct(legal, (inplay & ~hand) | tmask):
@@ -1659,19 +1661,7 @@ class _TrickSearch:
                 nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
             else:
                 nled = led
-                nw_card, nw_seat = win_card, win_seat
-                hooked = False
-                if hot and beats_hooks:
-                    sd = self.sc.deal
-                    sd.trick = list(trick)
-                    sd.win_card, sd.win_seat, sd.led_suit = win_card, win_seat, led
-                    for h in beats_hooks:
-                        if h.beats(self.g, self.sc, seat, c):
-                            nw_card, nw_seat = sd.win_card, sd.win_seat
-                            hooked = True
-                            break
-                if not hooked and beats[win_card] >> c & 1:
-                    nw_card, nw_seat = c, seat
+                nw_card, nw_seat = self._follow(trick, win_card, win_seat, led, seat, c, hot)
             now = (*trick, (seat, c))
             if not last_card:
                 value = self._node(follower, now, nw_card, nw_seat, nled)
