@@ -1650,6 +1650,8 @@ class _TrickSearch:
         # Hooks are asked only about tricks with a card they can tell apart (the probe's); what they write is
         # saved once here and restored after each card that asked them.
         saved = self._extras() if self.extra and (hot_trick or legal & sens) else None
+        beats = t.beats
+        beats_hooks = self.beats_hooks
         last_card = len(trick) + 1 == self.size
         follower = self.next[seat]
         for c in self._distinct(legal, (inplay & ~hand) | tmask):
@@ -1661,7 +1663,12 @@ class _TrickSearch:
                 nw_card, nw_seat, nled = c, seat, t.eff_suit[c]
             else:
                 nled = led
-                nw_card, nw_seat = self._follow(trick, win_card, win_seat, led, seat, c, hot)
+                if hot and beats_hooks:
+                    nw_card, nw_seat = self._follow(trick, win_card, win_seat, led, seat, c, hot)
+                elif beats[win_card] >> c & 1:  # the trump tables alone (no function call in the hot path)
+                    nw_card, nw_seat = c, seat
+                else:
+                    nw_card, nw_seat = win_card, win_seat
             now = (*trick, (seat, c))
             if not last_card:
                 value = self._node(follower, now, nw_card, nw_seat, nled)
