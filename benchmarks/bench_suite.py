@@ -14,8 +14,9 @@ the whole suite), with ``--reuse`` of the records made before it at that table, 
 once (the other side's record mirrors it: with common random numbers A against B are the same games as B
 against A). Then the searching agents (``pimc``, then the search agent on each shipped policy) run against the
 whole field on the first ``--slow-deals`` deals (default :data:`SLOW_DEALS`), at the tables whose field they
-join; the second reuses the first's pairing with it. Every command is printed before it runs; a record that exists already is submitted again
-(a no-op) instead of played again, so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
+join; the second reuses the first's pairing with it. Every command is printed before it runs; a record that
+exists already is submitted again (a no-op) instead of played again, and a ``bench run`` that was stopped goes
+on from the pairings it kept (``<record>.partial.json``), so an interrupted run resumes. Records are ``OUT/<table>/<agent>.json.gz``
 and the leaderboard ``OUT/leaderboard.sqlite`` (``--db``). Pairings are mirrored only between records of one
 clean commit (``--reuse``): a checkout whose shipped records were deleted or edited first is not clean, and
 would play every pairing twice; hence the clone.

@@ -454,6 +454,81 @@ def test_cli_run_submit_leaderboard_report(tmp_path, capsys):
     assert "mauscheln_7p" in capsys.readouterr().out
 
 
+RUN = ["run", "random", "--ruleset", "mousel", "--deals", "2", "--field", "beginner", "expert", "--no-progress"]
+
+
+def _stop_at(monkeypatch, calls: int) -> list[str]:
+    """Make ``bench run``'s pairing number ``calls`` (from 1) stop with Ctrl-C; the labels of those played."""
+    from agents.bench import run
+
+    played, evaluate = [], getattr(run.evaluate_pair, "__wrapped__", run.evaluate_pair)
+
+    def evaluate_or_stop(*args, **kwargs):
+        if len(played) + 1 == calls:
+            raise KeyboardInterrupt
+        played.append(kwargs["label"])
+        return evaluate(*args, **kwargs)
+
+    evaluate_or_stop.__wrapped__ = evaluate
+    monkeypatch.setattr(run, "evaluate_pair", evaluate_or_stop)
+    return played
+
+
+@pytest.fixture
+def clean(monkeypatch):
+    """A clean checkout for ``bench run`` (the one under test may have uncommitted changes)."""
+    from agents.bench import run
+
+    monkeypatch.setattr(run, "project_info", lambda: {"version": "test", "commit": "c0ffee", "dirty": False})
+
+
+def test_a_stopped_run_goes_on_from_the_pairings_it_kept(tmp_path, capsys, monkeypatch, clean):
+    """Ctrl-C in the second pairing keeps the first in ``<out>.partial.json``; the same command then plays only
+    the second, and writes the record an uninterrupted run writes (but for timing)."""
+    whole, out = tmp_path / "whole.json", tmp_path / "r.json"
+    partial = tmp_path / "r.json.partial.json"
+    assert cli.main([*RUN, "--out", str(whole)]) == 0
+    played = _stop_at(monkeypatch, 2)
+    assert cli.main([*RUN, "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert played == ["random vs beginner"] and not out.exists() and partial.is_file()
+    assert err[-1].endswith(f"kept in {partial}: the same command goes on from there")
+    played = _stop_at(monkeypatch, 99)
+    assert cli.main([*RUN, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert played == ["random vs expert"] and "random vs beginner: 2 deals kept from the stopped run" in text
+    assert not partial.exists()
+    a, b = leaderboard.read_record(whole), leaderboard.read_record(out)
+    assert without_timing(a) == without_timing(b) and b["wall_seconds"] >= 0
+
+
+def test_a_partial_file_of_another_run_is_refused_and_kept(tmp_path, capsys, monkeypatch, clean):
+    out = tmp_path / "r.json"
+    partial = tmp_path / "r.json.partial.json"
+    _stop_at(monkeypatch, 2)
+    assert cli.main([*RUN, "--out", str(out)]) == 130
+    kept = partial.read_bytes()
+    capsys.readouterr()
+    assert cli.main([*RUN[:5], "3", *RUN[6:], "--out", str(out)]) == 2  # --deals 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(partial) in line and "another run (its pairings differ)" in line and "delete the file" in line
+    assert partial.read_bytes() == kept and not out.exists()
+    partial.write_text("{not json", encoding="utf-8")
+    assert cli.main([*RUN, "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(partial) in line and "cannot be read" in line
+
+
+def test_a_checkout_with_changes_keeps_no_partial_file(tmp_path, capsys, monkeypatch):
+    from agents.bench import run
+
+    monkeypatch.setattr(run, "project_info", lambda: {"version": "test", "commit": "c0ffee", "dirty": True})
+    _stop_at(monkeypatch, 2)
+    assert cli.main([*RUN, "--out", str(tmp_path / "r.json")]) == 130
+    assert capsys.readouterr().err.strip().endswith("interrupted; nothing was written")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_demo_plays_any_agents(capsys):
     from agents.play.demo import main
 

@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep the games of the first N deals of every pairing for replays (default: 10)")
     run.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
     run.add_argument("--out", type=path_arg, default=None,
-                     help="the result file (default: bench-results/<suite>/<table>/<agent>.json)")
+                     help="the result file (default: bench-results/<suite>/<table>/<agent>.json); the pairings "
+                          "played so far wait in <out>.partial.json, where the same command goes on after a stop")
     run.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     run.add_argument("--submit", action="store_true", help="also submit the record to the leaderboard")
     _add_db(run)
@@ -171,7 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MauschelnError as exc:
         return report(f"{PROG} {args.command}", exc)
     except KeyboardInterrupt:
-        print(f"{newline_after_ctrl_c()}{PROG} {args.command}: interrupted; nothing was written", file=sys.stderr)
+        partial = getattr(args, "partial", None)
+        if partial is not None and partial.exists():
+            print(f"{newline_after_ctrl_c()}{PROG} {args.command}: interrupted; the record was not written; the "
+                  f"pairings played so far are kept in {partial}: the same command goes on from there",
+                  file=sys.stderr)
+        else:
+            print(f"{newline_after_ctrl_c()}{PROG} {args.command}: interrupted; nothing was written", file=sys.stderr)
         return 130
 
 
@@ -210,11 +217,13 @@ def _run(args: argparse.Namespace, command: str) -> int:
             if same_agent(spec) not in keys:
                 raise MauschelnError(f"--exclude {spec} is not in the field; allowed: {', '.join(field)}")
     _single_threaded_torch()
+    args.partial = out.with_name(out.name + ".partial.json")
     record = run_bench(args.agent, deal_set, field=args.field, exclude=args.exclude, deals=args.deals,
                        caps=caps, workers=args.workers, replays=args.replays, reuse=reuse,
                        progress=not args.no_progress, command=command,
-                       log=lambda text: print(text, flush=True))
+                       log=lambda text: print(text, flush=True), partial=args.partial)
     write_record(record, out)
+    args.partial.unlink(missing_ok=True)
     print(f"wrote {out} ({record['wall_seconds']:.0f}s, {len(record['pairs'])} pairing(s) on {deal_set.table})")
     if args.submit:
         print(summary_line(submit(record, args.db, source=str(out)), str(out)))

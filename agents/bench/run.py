@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime
 import gzip
 import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -301,16 +302,71 @@ def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: A
     return None
 
 
+class Partial:
+    """The pairings a run has played so far, kept in a file beside its record (``<out>.partial.json``) after
+    each one, so that the same run started again after a stop (Ctrl-C, a killed job) plays only the rest.
+
+    The file names the run it belongs to (the candidate, the deal set, each pairing to play and its deals, the
+    replays kept, the project's version and commit); a run that differs in any of these refuses the file
+    rather than mixing results. A checkout whose tracked files differ from its commit keeps nothing (its
+    code may change between the two starts), as :func:`find_reusable` mirrors nothing from one. A pairing's
+    games are a function of the suite's seeds alone, so a pairing kept is the pairing the run would play."""
+
+    def __init__(self, path: Path | None, run: dict[str, Any], pairs: dict[str, dict[str, Any]],
+                 seconds: float) -> None:
+        self.path, self.run, self.pairs, self.seconds = path, run, pairs, seconds
+
+    @classmethod
+    def open(cls, path: str | Path | None, run: dict[str, Any], log: Callable[[str], None]) -> Partial:
+        """The pairings kept for ``run`` at ``path`` (none if there is no file, no path, or a dirty checkout)."""
+        if path is None or run["project"].get("dirty"):
+            return cls(None, run, {}, 0.0)
+        path = Path(path)
+        if not path.exists():
+            return cls(path, run, {}, 0.0)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            theirs, pairs, seconds = data["run"], data["pairs"], float(data["seconds"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BenchError(f"{path} cannot be read ({exc}); allowed: the file a stopped run left, or none "
+                             "(delete it to play every pairing again)") from exc
+        run = json.loads(strict_json(run))  # as the file holds it
+        if theirs != run:
+            differs = sorted(k for k in set(theirs) | set(run) if theirs.get(k) != run.get(k))
+            raise BenchError(f"{path} holds the pairings of another run (its {', '.join(differs)} differ); "
+                             "allowed: the same command again to go on, or delete the file to start anew")
+        log(f"going on from {path}: {len(pairs)} pairing(s) kept")
+        return cls(path, run, pairs, seconds)
+
+    def __contains__(self, opponent: str) -> bool:
+        return opponent in self.pairs
+
+    def __getitem__(self, opponent: str) -> dict[str, Any]:
+        return self.pairs[opponent]
+
+    def add(self, opponent: str, pair: dict[str, Any], seconds: float) -> None:
+        """Keep a pairing just played; ``seconds``: the run's wall time so far, earlier starts included."""
+        if self.path is None:
+            return
+        self.pairs[opponent] = json.loads(strict_json(pair))
+        self.seconds = seconds
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.path, strict_json({"run": self.run, "pairs": self.pairs, "seconds": seconds}))
+
+
 def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = None, exclude: Sequence[str] = (),
               deals: int | None = None, caps: Mapping[str, int] | None = None, workers: int = 1,
               replays: int = REPLAYS, reuse: Sequence[Mapping[str, Any]] = (), progress: bool = False,
-              command: str = "", log: Callable[[str], None] | None = None) -> dict[str, Any]:
+              command: str = "", log: Callable[[str], None] | None = None,
+              partial: str | Path | None = None) -> dict[str, Any]:
     """Play ``agent`` against the field of ``deal_set``'s table on its deals; the result record.
 
     ``field``: the opponents (default :func:`reference_field`); ``exclude``: opponents left out; ``deals``:
     the first so many deals of the suite (default all); ``caps``: fewer deals against some opponents
     (``{"pimc": 100}``); ``replays``: how many deals' games to keep for replays; ``reuse``: earlier records
-    whose pairings may be mirrored (:func:`find_reusable`).
+    whose pairings may be mirrored (:func:`find_reusable`); ``partial``: a file that keeps every pairing
+    played so far (:class:`Partial`), so that the same run started again after a stop plays only the rest
+    (the caller removes it once the record is written).
     """
     t0 = time.perf_counter()
     log = log or (lambda _text: None)
@@ -353,11 +409,16 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
             if caps and key in caps:
                 n = min(n, int(caps[key]))
         plan.append((oid, n, find_reusable(reuse, me, oid, deal_set, n, project)))
-    played = [(f"{me.key} vs {oid.key}", n) for oid, n, found in plan if found is None]
+    kept = Partial.open(partial, {
+        "agent": me.key, "deal_set": deal_set.hash, "table": deal_set.table, "replays": replays,
+        "project": project, "pairings": [[oid.key, n] for oid, n, found in plan if found is None]}, log)
+    t0 -= kept.seconds
+    played = [(f"{me.key} vs {oid.key}", n) for oid, n, found in plan if found is None and oid.key not in kept]
     costs = probe_costs(me.spec, [oid.spec for oid, _, found in plan if found is None], deal_set) \
         if progress and played else None
     bar = RunProgress(played, costs=costs, workers=workers, enabled=progress, title="mauscheln bench run")
     pairs = []
+    played_here = 0
     try:
         for oid, n, found in plan:
             if found is not None:
@@ -366,7 +427,11 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
                 pairs.append(pair_record(p, oid, replays, {"mirrored_from": digest}))
                 log(f"{me.key} vs {oid.key}: {n} deals mirrored from record {digest[7:19]}")
                 continue
-            bar.begin(len([p for p in pairs if p["source"] == "played"]))
+            if oid.key in kept:
+                pairs.append(kept[oid.key])
+                log(f"{me.key} vs {oid.key}: {n} deals kept from the stopped run ({kept.path})")
+                continue
+            bar.begin(played_here)
             p = evaluate_pair(me.spec, oid.spec, settings_for(deal_set, n), workers=workers, progress=bar,
                               deals=deal_set.deals[:n], record=replays > 0,
                               label=f"{me.key} vs {oid.key}")
@@ -374,6 +439,8 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
             if replays and p.actions is not None:
                 p.actions = p.actions[:replays]
             pairs.append(pair_record(p, oid, replays, "played"))
+            kept.add(oid.key, pairs[-1], time.perf_counter() - t0)
+            played_here += 1
             counts = p.agent_counts.get("candidate")
             log(f"{me.key} vs {oid.key}: {n} deals, advantage {p.advantage} chips/deal, {p.seconds:.1f}s"
                 + (f"; counts: {', '.join(f'{k} {v}' for k, v in counts.items())}" if counts else ""))
