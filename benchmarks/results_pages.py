@@ -300,7 +300,7 @@ def ruleset_pages(command: str, suite: str = SUITE) -> list[tuple[Path, str]]:
         ruleset = home.get(board.table)
         if ruleset is None:
             continue
-        name, _, players = board.table.rpartition("_")
+        players = board.table.rpartition("_")[2]
         deals = sorted({p.deals for p in board.pairs})
         chart = DOCS / f"{ruleset}.png"
         drawn = tournament_chart(board.ratings, board.pairs, f"{ruleset}, {players[:-1]} players, "
