@@ -513,10 +513,11 @@ def test_a_partial_file_of_another_run_is_refused_and_kept(tmp_path, capsys, mon
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert str(partial) in line and "another run (its pairings differ)" in line and "delete the file" in line
     assert partial.read_bytes() == kept and not out.exists()
-    partial.write_text("{not json", encoding="utf-8")
-    assert cli.main([*RUN, "--out", str(out)]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert str(partial) in line and "cannot be read" in line
+    for text in ("{not json", '{"run": {}, "pairs": [], "seconds": 1}', '{"run": {}, "pairs": {}, "seconds": -1}'):
+        partial.write_text(text, encoding="utf-8")
+        assert cli.main([*RUN, "--out", str(out)]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert str(partial) in line and "cannot be read" in line
 
 
 def test_a_checkout_with_changes_keeps_no_partial_file(tmp_path, capsys, monkeypatch):

@@ -38,6 +38,7 @@ import datetime
 import gzip
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -327,6 +328,10 @@ class Partial:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             theirs, pairs, seconds = data["run"], data["pairs"], float(data["seconds"])
+            if not isinstance(theirs, dict) or not isinstance(pairs, dict) \
+                    or not all(isinstance(p, dict) and "opponent" in p for p in pairs.values()) \
+                    or not 0.0 <= seconds < math.inf:
+                raise ValueError("not what bench run writes")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise BenchError(f"{path} cannot be read ({exc}); allowed: the file a stopped run left, or none "
                              "(delete it to play every pairing again)") from exc
