@@ -16,7 +16,8 @@ its wall time on a machine with a free core per worker, without the workers' sta
 deals) is played at those rulesets and its wall time measured (a shared machine's other jobs are in that
 figure: the page gives the load average around each measurement).
 
-Writes ``docs/results/bench-cost.md`` (``--out``) with the command, date, commit and machine.
+Writes ``docs/results/bench-cost.md`` (``--out``) with the command, date, commit and machine, after every table
+(a run stopped early leaves the tables it finished, and says which were not measured yet).
 """
 
 from __future__ import annotations
@@ -134,12 +135,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{ruleset}: the run took {duration(measured[0])} (load {run_load} -> {measured[2]})", flush=True)
         rows.append({"table": deal_set_for("v1", ruleset, None).table, "field": field, "costs": costs,
                      "plain": plain, "estimate": estimate, "measured": measured, "load": f"{before} → {load()}"})
-    write_page(args, command, started, rows)
-    print(f"wrote {args.out}")
+        # after every table, so that a run stopped before the end leaves the tables it finished on the page
+        write_page(args, command, started, rows, pending=args.rulesets[len(rows):])
+        print(f"wrote {args.out}", flush=True)
     return 0
 
 
-def write_page(args: argparse.Namespace, command: str, started: datetime.datetime, rows: list) -> None:
+def write_page(args: argparse.Namespace, command: str, started: datetime.datetime, rows: list,
+               pending: list[str] | None = None) -> None:
     machine = machine_info()
     lines = header("What a full benchmark run costs", command, date=f"{started:%Y-%m-%d %H:%M} UTC", notes=[
         f"processor: {machine.get('cpu') or '?'}, numpy {machine.get('numpy')}, torch {machine.get('torch', '-')}; "
@@ -200,6 +203,8 @@ def write_page(args: argparse.Namespace, command: str, started: datetime.datetim
     else:
         lines += ["", "No whole run was played for this page: the wall times above are estimates from the measured "
                       "CPU seconds per deal."]
+    if pending:
+        lines += ["", f"Written while the command was still running; not measured yet: {', '.join(pending)}."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, "\n".join(lines) + "\n")
 
