@@ -279,4 +279,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(rank_main(main) if launched() else main())
+    if launched():
+        rank_main(main)
+    sys.exit(main())

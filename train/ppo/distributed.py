@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import torch
 
@@ -215,11 +215,13 @@ class World:
             raise RuntimeError(f"after update {update} the parameters differ across the ranks ({by_rank})")
 
     def close(self) -> None:
-        """Leave the process group this module joined (Ray Train closes its own)."""
+        """Leave the process group this module joined (Ray Train closes its own), once every rank is here: no
+        rank ends while rank 0 still writes (a rank that ended would make the launcher stop rank 0)."""
         if self.size > 1 and self.owned:
             import torch.distributed as dist
 
             if dist.is_initialized():
+                dist.barrier()
                 dist.destroy_process_group()
 
     def _timed(self) -> Any:
@@ -254,12 +256,23 @@ def launched() -> bool:
         int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def rank_main(main: Callable[[], int]) -> int:
-    """Run the command's ``main`` as a launched rank: an exception it raises is recorded for the launcher
-    (``torch.distributed.elastic``'s error file, which :func:`failure_of` reads) before it ends the process."""
+def rank_main(main: Callable[[], int]) -> NoReturn:
+    """Run the command's ``main`` as a launched rank and end the process with its exit code. An exception it
+    raises is recorded for the launcher (``torch.distributed.elastic``'s error file, which :func:`failure_of`
+    reads) before it ends the process.
+
+    Once ``main`` has returned, its files are written and closed and the process group is left: the process
+    ends without the interpreter's teardown, in which torch's threads now and then abort the process
+    ("terminate called without an active exception"), which the launcher would report as a failed rank.
+    """
     from torch.distributed.elastic.multiprocessing.errors import record
 
-    return record(main)() or 0
+    code = record(main)() or 0
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def join_world(device: torch.device) -> World:
