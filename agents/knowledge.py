@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mauscheln_env.engine import Game, Role
+from mauscheln_env.engine import Game, Role, State
 from mauscheln_env.observation import Observer
 
 
@@ -131,9 +131,17 @@ class KnowledgeReader:
 
     def read(self, obs: np.ndarray, info: dict[str, Any], seat: int, action_mask: np.ndarray | None = None) -> Knowledge:
         """Decode the observation's pieces and the exact chips and pot from ``info``."""
+        legal = None if action_mask is None else np.flatnonzero(action_mask).tolist()
+        return self._knowledge(self.observer.decode(obs, seat, self._read), info, seat, legal)
+
+    def read_state(self, state: State, info: dict[str, Any], seat: int, legal: list[int] | None = None) -> Knowledge:
+        """:meth:`read` of ``seat``'s observation of ``state`` (and its sorted ``legal`` actions), from the
+        pieces' values without the observation vector (:meth:`~mauscheln_env.observation.Observer.values`)."""
+        return self._knowledge(self.observer.values(state, seat, self._read), info, seat, legal)
+
+    def _knowledge(self, v: dict[str, Any], info: dict[str, Any], seat: int, legal: list[int] | None) -> Knowledge:
         g = self.game
         n = g.n
-        v = self.observer.decode(obs, seat, self._read)
         phase = v["phase"]
         knock = v.get("knock")
         roles = self._roles
@@ -164,5 +172,5 @@ class KnowledgeReader:
             tricks_won=[int(x) for x in info.get("tricks_won", [0] * n)],
             pot=int(info["pot"]),
             chips=[int(x) for x in info["chips"]],
-            legal=[] if action_mask is None else np.flatnonzero(action_mask).tolist(),
+            legal=[] if legal is None else legal,
         )

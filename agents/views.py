@@ -71,10 +71,16 @@ class EnvView:
         if not self._fresh:
             self.refresh()
         out = self.env.observe(self.agents[seat])
+        return out["observation"], out["action_mask"], self.seat_info(seat)
+
+    def seat_info(self, seat: int) -> dict[str, Any]:
+        """The info dict of ``seat`` for the bound state (as :meth:`seat_view` gives it)."""
+        if not self._fresh:
+            self.refresh()
         info = self._infos.get(seat)
         if info is None:
             info = self._infos[seat] = self.env.seat_info(seat)
-        return out["observation"], out["action_mask"], info
+        return info
 
     def invalidate(self) -> None:
         """Mark the bound state as changed (the next :meth:`seat_view` refreshes)."""

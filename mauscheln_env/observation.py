@@ -74,6 +74,15 @@ class Codec:
         """The value of a binary piece of ``shape`` from the ascending flat indices of its ones (piece-relative)."""
         raise NotImplementedError
 
+    def reader(self, value: str) -> str:
+        """The expression whose result :meth:`value` takes, from the piece's reader expression ``value``."""
+        return value
+
+    def value(self, raw: Any, shape: tuple[int, ...], absolute: list[int]) -> Any:
+        """What :meth:`decode` reads back from the encoding of ``raw`` (the value of :meth:`reader`), computed
+        without encoding it (:meth:`Observer.values`)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class OneHot(Codec):
@@ -87,6 +96,9 @@ class OneHot(Codec):
     def decode_ones(self, ones, shape, absolute):
         return ones[0] if ones else None
 
+    def value(self, raw, shape, absolute):
+        return None if raw is None else int(raw)
+
 
 @dataclass(frozen=True)
 class SeatOneHot(Codec):
@@ -97,6 +109,9 @@ class SeatOneHot(Codec):
 
     def decode_ones(self, ones, shape, absolute):
         return absolute[ones[0]] if ones else None
+
+    def value(self, raw, shape, absolute):
+        return None if raw is None else int(raw)
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,9 @@ class SeatFlags(Codec):
         for r in ones:
             flags[absolute[r]] = True
         return flags
+
+    def value(self, raw, shape, absolute):
+        return [bool(raw[x]) for x in range(len(absolute))]
 
 
 @dataclass(frozen=True)
@@ -130,6 +148,10 @@ class SeatNumbers(Codec):
             values[x] = float(view[r]) / self.scale if self.scale else 0.0
         return values
 
+    def value(self, raw, shape, absolute):  # the float32 cell's rounding included
+        return [float(np.float32(raw[x] * self.scale)) / self.scale if self.scale else 0.0
+                for x in range(len(absolute))]
+
 
 @dataclass(frozen=True)
 class Numbers(Codec):
@@ -143,6 +165,9 @@ class Numbers(Codec):
 
     def decode(self, view, absolute):
         return [float(view[i]) / s if s else 0.0 for i, s in enumerate(self.scales)]
+
+    def value(self, raw, shape, absolute):  # the float32 cells' rounding included
+        return [float(np.float32(raw[i] * s)) / s if s else 0.0 for i, s in enumerate(self.scales)]
 
 
 @dataclass(frozen=True)
@@ -159,6 +184,9 @@ class Cards(Codec):
             mask |= 1 << c
         return mask
 
+    def value(self, raw, shape, absolute):
+        return int(raw)
+
 
 @dataclass(frozen=True)
 class CardList(Codec):
@@ -169,6 +197,9 @@ class CardList(Codec):
 
     def decode_ones(self, ones, shape, absolute):
         return list(ones)
+
+    def value(self, raw, shape, absolute):
+        return sorted(set(raw))
 
 
 @dataclass(frozen=True)
@@ -188,6 +219,9 @@ class SeatCards(Codec):
             r, c = divmod(i, self.num_cards)
             masks[absolute[r]] |= 1 << c
         return masks
+
+    def value(self, raw, shape, absolute):
+        return [int(raw[x]) for x in range(len(absolute))]
 
 
 @dataclass(frozen=True)
@@ -214,6 +248,12 @@ class SeatLabels(Codec):
             values[absolute[r]] = v
         return values
 
+    def reader(self, value):
+        return value if self.lookup is None else f"[{self.lookup}[x] for x in {value}]"
+
+    def value(self, raw, shape, absolute):
+        return [int(raw[x]) for x in range(len(absolute))]
+
 
 @dataclass(frozen=True)
 class TrickCards(Codec):
@@ -235,6 +275,13 @@ class TrickCards(Codec):
             cards[t][absolute[r]] = c
         return cards
 
+    def value(self, raw, shape, absolute):
+        cards: list[list[int | None]] = [[None] * self.num_players for _ in range(shape[0])]
+        for t, trick in enumerate(raw):
+            for x, c in trick:
+                cards[t][x] = c
+        return cards
+
 
 @dataclass(frozen=True)
 class TrickLeaders(Codec):
@@ -251,6 +298,12 @@ class TrickLeaders(Codec):
         for i in ones:
             t, r = divmod(i, self.num_players)
             leaders[t] = absolute[r]
+        return leaders
+
+    def value(self, raw, shape, absolute):
+        leaders: list[int | None] = [None] * shape[0]
+        for t, trick in enumerate(raw):
+            leaders[t] = trick[0][0]
         return leaders
 
 
@@ -413,6 +466,7 @@ class Observer:
         self._rel = [[(s - me) % n for s in range(n)] for me in range(n)]
         self._abs = [[(me + r) % n for r in range(n)] for me in range(n)]
         self._encode = _compile(self.pieces, [self.offsets[p.name] for p in self.pieces])
+        self._readers: dict[tuple[str, ...], Callable[[State, int], tuple]] = {}
 
     def slice(self, name: str) -> slice:
         off = self.offsets[name]
@@ -453,6 +507,34 @@ class Observer:
             else:
                 out[name] = codec.decode(obs[off:end].reshape(shape), absolute)
         return out
+
+
+    def values(self, state: State, seat: int, names: Sequence[str]) -> dict[str, Any]:
+        """``decode(encode(state, seat), seat, names)`` without the observation: each named piece's reader
+        evaluated and put in the form :meth:`decode` gives (the search's model players read their view so)."""
+        me = 0 if self.omniscient else seat
+        key = tuple(names)
+        read = self._readers.get(key)
+        if read is None:
+            read = self._readers[key] = _compile_readers([self.by_name[name] for name in key])
+        absolute = self._abs[me]
+        out = {}
+        for name, raw in zip(key, read(state, me)):
+            codec, _, _, shape = self._spans[name]
+            out[name] = codec.value(raw, shape, absolute)
+        return out
+
+
+def _compile_readers(pieces: Sequence[Piece]) -> Callable[[State, int], tuple]:
+    """One function that evaluates the readers of ``pieces`` (as their codecs take them) into a tuple."""
+    names: dict[str, Any] = {}
+    for piece in pieces:
+        names.update(piece.names)
+    lines = ["def read(st, me):", "    d = st.deal", "    s = st.session",
+             "    return (" + "".join(f"{p.codec.reader(p.read)}, " for p in pieces) + ")"]
+    exec(compile("\n".join(lines), f"<observation readers: {', '.join(p.name for p in pieces)}>", "exec"),  # noqa: S102
+         names)
+    return names["read"]
 
 
 def layout_table(observer: Observer) -> str:

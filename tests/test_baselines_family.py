@@ -148,6 +148,36 @@ def test_decisions_ignore_hidden_cards(ruleset, players, options):
     assert checked > 20
 
 
+@pytest.mark.parametrize("ruleset,players,options", _hidden_cases(), ids=lambda x: str(x))
+def test_deciding_from_the_state_equals_deciding_from_the_observation(ruleset, players, options):
+    """``act_state`` (how the search's model players decide, reading the seat's pieces from the state without
+    encoding them) gives the knowledge, the action and the random draws of ``act`` on the observation."""
+    if ruleset == "mousel" and players >= 6:  # noqa: PLR2004 - six and more play with the full pack
+        options = {"deck_size": 52}
+    game = Game(make_config(ruleset, players, **options))
+    probes = [(make_agent(name), make_agent(name)) for name in SCRIPTED]
+    checked = 0
+
+    def check(state, seat, obs, mask, info, action):
+        nonlocal checked
+        legal = np.flatnonzero(mask).tolist()
+        if len(legal) < 2:  # noqa: PLR2004
+            return
+        for on_obs, on_state in probes:
+            for agent in (on_obs, on_state):
+                agent.setup(game, seat)
+                agent.reset(123)
+            assert vars(on_state.strategy.read_state(state, info, legal)) == \
+                vars(on_obs.strategy.read(obs, mask, info))
+            assert on_state.act_state(state, info, legal) == on_obs.act(obs, mask, info), (on_obs.name, info["phase"])
+            assert on_state.rng.random() == on_obs.rng.random()  # the same draws were taken
+        checked += 1
+
+    for d in range(6):
+        _play(game, [make_agent(AGENTS[(s + d) % 3]) for s in range(players)], d, on_decision=check)
+    assert checked > 20
+
+
 # ---------------------------------------------------------------------- the seeds' advice, with named cards
 def _decision(env, seat: int, name: str = "expert") -> str:
     agent = make_agent(name)

@@ -1,8 +1,9 @@
 """The observation schema: one list of pieces, each with its reader, encoder and decoder.
 
 The observer's fast encoder is compiled from the pieces' own encoders; these tests check that it equals
-the pieces encoded one by one, that each piece writes only its own cells, and that decoding a piece gives
-back the value its reader read, on every ruleset at its smallest and largest table with every option on.
+the pieces encoded one by one, that each piece writes only its own cells, that decoding a piece gives
+back the value its reader read, and that ``Observer.values`` (the pieces read without the encoding) equals
+the decoding exactly, on every ruleset at its smallest and largest table with every option on.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ def test_fused_encoder_equals_the_pieces_and_decoders_invert_them(ruleset, n, om
                                               TrickLeaders)):
                     assert decoded == want, piece.name
             np.testing.assert_array_equal(fused, alone)
+            names = [p.name for p in observer.pieces]
+            assert observer.values(state, me, names) == observer.decode(fused, me, names)  # exactly
             checked += 1
     assert checked > 50
 

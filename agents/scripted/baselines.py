@@ -33,7 +33,7 @@ from agents.knowledge import Knowledge
 from agents.scripted import strategy_class
 from agents.scripted.common import Strategy
 from agents.scripted.mauscheln import MAUSCHELN_ACTIONS
-from mauscheln_env.engine import Game
+from mauscheln_env.engine import Game, State
 
 __all__ = ["MAUSCHELN_ACTIONS", "BeginnerAgent", "ExpertAgent", "RandomAgent"]
 
@@ -82,7 +82,19 @@ class _ScriptedAgent(Agent):
         legal = legal_ids(action_mask).tolist()
         if len(legal) == 1:
             return legal[0]
-        action = self._brain.decide(observation, action_mask, info, legal)
+        return self._chosen(self._brain.decide(observation, action_mask, info, legal), legal)
+
+    def act_state(self, state: State, info: Info, legal: list[int]) -> int:
+        """:meth:`act` for this seat's view of an engine state it is to act in (``legal``: its legal actions,
+        sorted), read without encoding the observation: the search's model players decide so in their
+        rollouts (the same decision and random draws as :meth:`act` on the seat's observation)."""
+        if self.game is None:
+            raise ValueError(f"{self.name}: call setup(game, seat) before act_state()")
+        if len(legal) == 1:
+            return legal[0]
+        return self._chosen(self._brain.decide_state(state, info, legal), legal)
+
+    def _chosen(self, action: int | None, legal: list[int]) -> int:
         if action is None or action not in legal:  # no rule, or a rule of thumb that does not fit this position
             return int(legal[self.rng.integers(len(legal))])
         return int(action)

@@ -157,7 +157,7 @@ class ClassicExpert(TrickStrategy):
     def _face_up(self) -> bool:
         if not self._reader.has("trump_face_up"):
             return True
-        return bool(self._reader.piece(self.obs, "trump_face_up")[0])
+        return bool(self.piece_value("trump_face_up")[0])
 
     # ------------------------------------------------------------------ context
     def _mauschler(self, k: Knowledge) -> int | None:

@@ -31,7 +31,7 @@ This module holds what every ruleset shares:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, ClassVar
@@ -40,7 +40,7 @@ import numpy as np
 
 from agents.knowledge import Knowledge, KnowledgeReader
 from mauscheln_env.cards import SUITS, iter_bits
-from mauscheln_env.engine import PLAYING_ROLES, Game
+from mauscheln_env.engine import PLAYING_ROLES, Game, State
 from mauscheln_env.tricks import TrickProfile, TrumpTables, legal_follow
 
 
@@ -116,14 +116,24 @@ class Strategy:
         self.seat = seat
 
     def decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Any, legal: list[int]) -> int | None:
+        return self._decide(info, legal, lambda: self.read(observation, action_mask, info))
+
+    def decide_state(self, state: State, info: Any, legal: list[int]) -> int | None:
+        """:meth:`decide` for this seat's view of an engine state (``legal``: its legal actions, sorted), read
+        from the observation's pieces without encoding it (the same knowledge, the same decision)."""
+        return self._decide(info, legal, lambda: self.read_state(state, info, legal))
+
+    def _decide(self, info: Any, legal: list[int], read: Callable[[], Knowledge]) -> int | None:
         handler = getattr(self, f"_on_{info.get('phase')}", None) if self._supported else None
         if handler is None:
             return None
-        k = self.read(observation, action_mask, info)
-        return handler(k, legal)
+        return handler(read(), legal)
 
     def read(self, observation: np.ndarray, action_mask: np.ndarray, info: Any) -> Knowledge:
         return self._reader.read(observation, info, self.seat, action_mask)
+
+    def read_state(self, state: State, info: Any, legal: list[int]) -> Knowledge:
+        return self._reader.read_state(state, info, self.seat, legal)
 
     # ------------------------------------------------------------------ card sense
     def tables(self, k: Knowledge) -> TrumpTables:
@@ -558,6 +568,9 @@ class TrickStrategy(Strategy):
     def __init__(self, game: Game, *, risk: float = 0.0) -> None:
         super().__init__(game)
         self.risk = float(risk)
+        self.info: Any = None
+        self._seen: tuple[np.ndarray | None, State | None] = (None, None)
+        """What the decision at hand reads its pieces from: its observation, or the state it views."""
         self._ex_plays: tuple = ()
         self._ex_val: list[int] = []
         self._ex_suit = -1
@@ -567,7 +580,7 @@ class TrickStrategy(Strategy):
         super().bind(seat)
         self._plan = None
 
-    def decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Any, legal: list[int]) -> int | None:
+    def _decide(self, info: Any, legal: list[int], read: Callable[[], Knowledge]) -> int | None:
         plan, self._plan = self._plan, None
         if plan is not None and info.get("phase") == "exchange":
             # The rest of an exchange planned at its first card: go on while the hand is as planned.
@@ -581,7 +594,7 @@ class TrickStrategy(Strategy):
                     return self._mark_planned(hand, marks, plan[1], plan[2])
                 if self._ids["done"] in legal:
                     return self._ids["done"]
-        return super().decide(observation, action_mask, info, legal)
+        return super()._decide(info, legal, read)
 
     def _mark_planned(self, hand: int, marks: list[int], throw: list[int], suit: int) -> int:
         card = min(marks, key=lambda c: (self._power[suit][c], c))
@@ -609,8 +622,22 @@ class TrickStrategy(Strategy):
         if suit.size:
             k.trump_suit = int(suit[0])
         self.info = info
-        self.obs = observation
+        self._seen = (observation, None)
         return k
+
+    def read_state(self, state: State, info: Any, legal: list[int]) -> Knowledge:
+        k = super().read_state(state, info, legal)  # its trump suit is the piece's where the piece shows one
+        self.info = info
+        self._seen = (None, state)
+        return k
+
+    def piece_value(self, name: str) -> Any:
+        """A piece of this decision's observation, decoded (as :meth:`Observer.decode` gives it)."""
+        observation, state = self._seen
+        observer = self._reader.observer
+        if state is not None:
+            return observer.values(state, self.seat, (name,))[name]
+        return observer.decode(observation, self.seat, (name,))[name]
 
     def payoff(self, k: Knowledge, seat: int, tricks: int) -> float:
         """What ``seat`` gets for ending the deal with ``tricks`` tricks (chips, or points down)."""

@@ -232,11 +232,10 @@ class MoucheExpert(DecideExpert):
         return out
 
     def _announcer(self, k: Knowledge) -> int | None:
-        """The seat that announced the Pamphile (decoded from the observation's ``announced`` piece)."""
+        """The seat that announced the Pamphile (the observation's ``announced`` piece)."""
         if not self._reader.has("announced"):
             return None
-        rel = [i for i, x in enumerate(self._reader.piece(self.obs, "announced")) if x]
-        return (k.seat + rel[0]) % k.n if rel else None
+        return self.piece_value("announced")
 
     def _on_announce(self, k: Knowledge, legal: list[int]) -> int:
         return self._ids["announce"]  # a chip from every other seat

@@ -1319,8 +1319,7 @@ class PIMCAgent(Agent):
         model = self._models[seat]
         view = self._view
         view.invalidate()
-        obs, mask, info = view.seat_view(seat)
-        first = model.act(obs, mask, info)
+        first = self._model_act(model, state, seat)
         if actions[0] >= g.num_cards or len(actions) == 1:
             if actions[0] >= g.num_cards or state.phase not in _MARK_PHASES:
                 return 1.0 - eps if first == actions[0] else eps
@@ -1333,13 +1332,21 @@ class PIMCAgent(Agent):
         marks = 1
         while probe.to_act == seat and probe.phase in _MARK_PHASES and marks <= want:
             view.refresh()
-            obs, mask, info = view.seat_view(seat)
-            a = model.act(obs, mask, info)
+            a = self._model_act(model, probe, seat)
             if a >= g.num_cards:
                 break
             g.apply(probe, a)
             marks += 1
         return 1.0 - eps if marks == want else eps
+
+    def _model_act(self, model: Agent, state: State, seat: int) -> int:
+        """The model player's action at ``seat``, to act in ``state`` (the state the view is bound to): a
+        scripted player reads the seat's view from the state (``act_state``), any other gets its observation."""
+        view = self._view
+        if isinstance(model, ExpertAgent):
+            return model.act_state(state, view.seat_info(seat), list(view.legal()))
+        obs, mask, info = view.seat_view(seat)
+        return model.act(obs, mask, info)
 
     # ------------------------------------------------------------------ evaluation
     def _value(self, state: State, option: list[int], shared: dict | None = None) -> float:
@@ -1380,8 +1387,7 @@ class PIMCAgent(Agent):
             if model.plays_forced_blind and len(legal) == 1:  # its answer, without building its view
                 action = legal[0]
             else:
-                obs, mask, info = view.seat_view(seat)
-                action = model.act(obs, mask, info)
+                action = self._model_act(model, state, seat)
             results = g.apply(state, action)
             if results:
                 return results[0].deltas[me]
