@@ -6,7 +6,10 @@ give it. :class:`EnvView` therefore keeps one :class:`mauscheln_env.env.raw_env`
 and points it at the caller's :class:`~mauscheln_env.engine.State` with
 ``raw_env.attach``: the observation comes from ``raw_env.observe`` and the info
 dict from ``raw_env.infos``, so there is one encoder and one info builder in
-the project.
+the project. A scripted player of the search reads its view from the bound state
+(:meth:`~agents.scripted.baselines.ExpertAgent.act_state`): the pieces' own
+readers, in the form the observation decodes to
+(:meth:`~mauscheln_env.observation.Observer.values`), without the vector.
 """
 
 from __future__ import annotations
