@@ -4,6 +4,7 @@
     nice -n 10 python benchmarks/bench_cost.py --run mauscheln mousel   # also play the run at these rulesets
     nice -n 10 python benchmarks/bench_cost.py --run mousel --run-deals 100   # ... on its first 100 deals
     nice -n 10 python benchmarks/bench_cost.py --without-replay         # also pimc with no decision replayed
+    python benchmarks/bench_cost.py --page                              # the page again, from the data file
 
 The full field of a table is its reference field (:func:`agents.bench.run.reference_field`: ``random``,
 ``beginner``, ``expert``, ``pimc``, the table's shipped policy and the search agent on that policy,
@@ -16,14 +17,17 @@ its wall time on a machine with a free core per worker, without the workers' sta
 deals) is played at those rulesets and its wall time measured (a shared machine's other jobs are in that
 figure: the page gives the load average around each measurement).
 
-Writes ``docs/results/bench-cost.md`` (``--out``) with the command, date, commit and machine, after every table
-(a run stopped early leaves the tables it finished, and says which were not measured yet).
+Each table's figures go to ``benchmarks/bench_cost.json`` (``--data``) with the command, date, commit, machine and
+load of their own measurement, replacing that table's earlier figures and keeping the other tables'; then
+``docs/results/bench-cost.md`` (``--out``) is written from the file, after every table, so a run stopped early
+keeps the tables it finished. ``--page`` rewrites the page from the file alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import shlex
 import sys
@@ -41,10 +45,10 @@ from agents.bench.run import (  # noqa: E402
     settings_for,
 )
 from agents.evaluation.duplicate import play_block  # noqa: E402
-from agents.evaluation.pages import header  # noqa: E402
+from agents.evaluation.pages import commit, header, machine  # noqa: E402
 from agents.evaluation.progress import duration  # noqa: E402
 from agents.search.pimc import PIMCAgent  # noqa: E402
-from mauscheln_env.files import atomic_write_text  # noqa: E402
+from mauscheln_env.files import atomic_write_text, strict_json  # noqa: E402
 from mauscheln_env.rulesets import RULESETS  # noqa: E402
 
 CANDIDATE = "expert"
@@ -88,11 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-deals", type=int, default=None, help="deals per pairing of those runs (default: --deals)")
     p.add_argument("--without-replay", action="store_true",
                    help="also measure the pimc pairings with no decision replayed (PIMCAgent.memo_size = 0)")
+    p.add_argument("--page", action="store_true", help="only rewrite the page from the data file")
+    p.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "bench_cost.json")
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "bench-cost.md")
     args = p.parse_args(argv)
     args.run_deals = args.deals if args.run_deals is None else args.run_deals
     if min(args.sample, args.deals, args.workers, args.run_deals) < 1:
         print("error: --sample, --deals, --run-deals and --workers are whole numbers >= 1", file=sys.stderr)
+        return 2
+    try:
+        data = json.loads(args.data.read_text()) if args.data.exists() else {"estimates": {}, "runs": {}}
+        if not (isinstance(data, dict) and all(isinstance(data.get(k), dict) for k in ("estimates", "runs"))):
+            raise ValueError("it holds no 'estimates' and 'runs' tables")
+        if args.page:
+            write_page(args, data)
+            print(f"wrote {args.out}", flush=True)
+            return 0
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: {args.data} is not this script's data file ({exc!s:.120}); allowed: a file it wrote, or none",
+              file=sys.stderr)
         return 2
     try:
         import torch
@@ -102,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         pass
     command = " ".join(["nice -n 10 python benchmarks/bench_cost.py",
                         *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))])
-    started = datetime.datetime.now(datetime.timezone.utc)
-    rows = []
+    done = []
     for ruleset in args.rulesets:
         field = [s for s in full_field(ruleset) if s != CANDIDATE]
-        before = load()
+        table = deal_set_for("v1", ruleset, None).table
+        before, started = load(), stamp()
         costs = {}
         for opponent in field:
             costs[opponent] = measure(ruleset, opponent, args.sample)
@@ -119,90 +137,118 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for opponent in field:
                     if opponent.startswith("pimc"):
-                        plain[opponent] = measure(ruleset, opponent, args.sample)
-                        print(f"{ruleset} {CANDIDATE} vs {opponent} without replay: {plain[opponent][0]:.3f} CPU s/deal",
+                        plain[opponent] = measure(ruleset, opponent, args.sample)[0]
+                        print(f"{ruleset} {CANDIDATE} vs {opponent} without replay: {plain[opponent]:.3f} CPU s/deal",
                               flush=True)
             finally:
                 PIMCAgent.memo_size = memo
-        estimate = sum(cpu for cpu, _ in costs.values()) * args.deals / args.workers
-        measured = None
+        per_deal = sum(cpu for cpu, _ in costs.values())
+        data["estimates"][table] = {
+            **provenance(command, started), "load": f"{before} → {load()}", "sample": args.sample,
+            "workers": args.workers, "cpu_sum": round(per_deal, 4),
+            "estimate_seconds": round(per_deal * 1000 / args.workers, 1),
+            "cpu_per_deal": {spec: round(cpu, 4) for spec, (cpu, _) in costs.items()},
+            "plain_cpu_per_deal": {spec: round(cpu, 4) for spec, cpu in plain.items()}}
         if ruleset in args.run:
-            run_load = load()
+            run_load, started = load(), stamp()
             t0 = time.perf_counter()
             run_bench(CANDIDATE, deal_set_for("v1", ruleset, None), field=field, deals=args.run_deals,
                       workers=args.workers, progress=True)
-            measured = (time.perf_counter() - t0, run_load, load())
-            print(f"{ruleset}: the run took {duration(measured[0])} (load {run_load} -> {measured[2]})", flush=True)
-        rows.append({"table": deal_set_for("v1", ruleset, None).table, "field": field, "costs": costs,
-                     "plain": plain, "estimate": estimate, "measured": measured, "load": f"{before} → {load()}"})
-        # after every table, so that a run stopped before the end leaves the tables it finished on the page
-        write_page(args, command, started, rows, pending=args.rulesets[len(rows):])
-        print(f"wrote {args.out}", flush=True)
+            wall = time.perf_counter() - t0
+            data["runs"][table] = {
+                **provenance(command, started), "load": f"{run_load} → {load()}", "deals": args.run_deals,
+                "workers": args.workers, "wall_seconds": round(wall, 1),
+                "estimate_seconds": round(per_deal * args.run_deals / args.workers, 1)}
+            print(f"{ruleset}: the run took {duration(wall)} (load {run_load} -> {load()})", flush=True)
+        done.append(ruleset)
+        # after every table, so that a run stopped before the end keeps the tables it finished
+        atomic_write_text(args.data, strict_json(data, indent=1, ensure_ascii=False) + "\n")
+        write_page(args, data, pending=[r for r in args.rulesets if r not in done])
+        print(f"wrote {args.data} and {args.out}", flush=True)
     return 0
 
 
-def write_page(args: argparse.Namespace, command: str, started: datetime.datetime, rows: list,
-               pending: list[str] | None = None) -> None:
-    machine = machine_info()
-    lines = header("What a full benchmark run costs", command, date=f"{started:%Y-%m-%d %H:%M} UTC", notes=[
-        f"processor: {machine.get('cpu') or '?'}, numpy {machine.get('numpy')}, torch {machine.get('torch', '-')}; "
-        "one torch thread per process",
-        "the machine is shared with other engineers' jobs: the load average (1 min / 5 min) before and after each "
-        "table's measurement is in the last column"])
+def stamp() -> str:
+    return f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+
+
+def provenance(command: str, date: str) -> dict[str, str]:
+    """Where a table's figures come from: the command, its start, the commit and the machine."""
+    info = machine_info()
+    return {"command": command, "date": date, "commit": commit(), "machine": machine(),
+            "processor": f"{info.get('cpu') or '?'}, numpy {info.get('numpy')}, torch {info.get('torch', '-')}"}
+
+
+def short(spec: str) -> str:
+    return "pimc:model=…,phases=play" if spec.startswith("pimc:model=") else \
+        "learned" if spec.startswith("learned:") else spec
+
+
+def write_page(args: argparse.Namespace, data: dict, pending: list[str] | None = None) -> None:
+    estimates, runs = data.get("estimates", {}), data.get("runs", {})
+    rel = args.data.resolve().relative_to(ROOT) if args.data.resolve().is_relative_to(ROOT) else args.data
+    lines = header("What a full benchmark run costs", "python benchmarks/bench_cost.py --page", data=[str(rel)],
+                   notes=["each table's figures come from their own measurement: its command, date, commit and "
+                          "the load average (1 min / 5 min) before and after are in its row, and its machine and "
+                          "processor under the tables",
+                          "one torch thread per process; the machine is shared with other engineers' jobs"])
     lines += [
-        f"The run: `mauscheln bench run {CANDIDATE} --ruleset R --workers {args.workers}` against the full field of "
-        f"the 4-player default table (its reference field, the search agent `pimc:model=<policy>,phases=play` "
-        f"included), {args.deals} "
-        "deals per pairing, each played in both duplicate formats with every rotation of the seats (8 games).",
+        f"The run: `mauscheln bench run {CANDIDATE} --ruleset R --workers 2` against the full field of "
+        "the 4-player default table (its reference field, the search agent `pimc:model=<policy>,phases=play` "
+        "included), each pairing played in both duplicate formats with every rotation of the seats (8 games per "
+        "deal). The goal: the whole suite's 1,000 deals per pairing within 30 minutes.",
         "",
-        f"**CPU seconds per deal** of one process (mean over {args.sample} deals of the suite spread over it), and the "
-        f"**estimated wall time** of the run: their sum times {args.deals} deals over {args.workers} workers (a free "
-        "core per worker, without the workers' start-up). The goal is 30 minutes.",
+        "**CPU seconds per deal** of one process (mean over the deals of the suite spread over it that the "
+        "command's `--sample` names), and the **estimated wall time** of the 1,000-deal run: their sum times 1,000 "
+        "deals over the workers (a free core per worker, without the workers' start-up).",
         "",
     ]
-    def short(spec: str) -> str:
-        return "pimc:model=…,phases=play" if spec.startswith("pimc:model=") else \
-            "learned" if spec.startswith("learned:") else spec
-
-    opponents = list(dict.fromkeys(short(spec) for row in rows for spec in row["field"]))
-    head = ["table", *(f"vs `{o}`" for o in opponents), "sum", "estimated wall", "within 30 min", "load"]
-    lines += ["| " + " | ".join(head) + " |",
-              "| --- | " + " | ".join("---:" for _ in range(len(opponents) + 2)) + " | --- | --- |"]
-    for row in rows:
-        cells = {short(spec): f"{cpu:.3f}" for spec, (cpu, _) in row["costs"].items()}
-        total = sum(cpu for cpu, _ in row["costs"].values())
-        lines.append("| " + " | ".join([row["table"], *(cells.get(o, "-") for o in opponents), f"{total:.3f}",
-                                         duration(row["estimate"]), "yes" if row["estimate"] <= GOAL else "no",
-                                         row["load"]]) + " |")
-    searches = [f"`{spec}` at {row['table']}" for row in rows for spec in row["field"] if spec.startswith("pimc:model=")]
+    opponents = list(dict.fromkeys(short(spec) for row in estimates.values() for spec in row["cpu_per_deal"]))
+    lines += ["| table | " + " | ".join(f"vs `{o}`" for o in opponents) + " | sum | estimated wall | within 30 min "
+              "| load | measured | commit |",
+              "| --- | " + " | ".join("---:" for _ in range(len(opponents) + 2)) + " | --- | --- | --- | --- |"]
+    for table, row in sorted(estimates.items()):
+        cells = {short(spec): f"{cpu:.3f}" for spec, cpu in row["cpu_per_deal"].items()}
+        total, estimate = row["cpu_sum"], row["estimate_seconds"]  # from the unrounded figures
+        lines.append("| " + " | ".join([table, *(cells.get(o, "-") for o in opponents), f"{total:.3f}",
+                                         duration(estimate), "yes" if estimate <= GOAL else "no", row["load"],
+                                         row["date"], row["commit"]]) + " |")
+    searches = sorted({f"`{spec}` at {table}" for table, row in estimates.items() for spec in row["cpu_per_deal"]
+                       if spec.startswith("pimc:model=")})
     if searches:
         lines += ["", "The search agent plays the table's shipped policy: " + ", ".join(searches) + "."]
-    if any(row["plain"] for row in rows):
+    plain = [(table, spec, cpu) for table, row in sorted(estimates.items())
+             for spec, cpu in row.get("plain_cpu_per_deal", {}).items()]
+    if plain:
         lines += ["", "**Replayed decisions.** `pimc` keeps the decisions it made and replays one that comes again "
                       "(the same seeds and the same view: the games of one duplicate deal often agree up to a "
                       "decision). CPU seconds per deal with and without (`PIMCAgent.memo_size = 0`), measured in "
                       "the same run:", "",
                   "| table | opponent | replayed | none replayed | ratio |", "| --- | --- | ---: | ---: | ---: |"]
-        for row in rows:
-            for spec, (cpu, _) in row["plain"].items():
-                kept = row["costs"][spec][0]
-                lines.append(f"| {row['table']} | `{spec}` | {kept:.3f} | {cpu:.3f} | {cpu / kept:.2f} |")
-    runs = [row for row in rows if row["measured"] is not None]
+        for table, spec, cpu in plain:
+            kept = estimates[table]["cpu_per_deal"][spec]
+            lines.append(f"| {table} | `{spec}` | {kept:.3f} | {cpu:.3f} | {cpu / kept:.2f} |")
     if runs:
-        n = args.run_deals
-        lines += ["", f"**Measured wall time** of the run itself (`run_bench` as `bench run` calls it, {args.workers} "
-                      f"workers, the first {n} deals of the suite per pairing, with the progress line and its probe "
-                      "of each pairing), beside the estimate for as many deals from the CPU seconds above, and the "
-                      "load average when it started and ended:", "",
-                  "| table | deals | wall time | estimated | load |", "| --- | ---: | ---: | ---: | --- |"]
-        for row in runs:
-            wall, start_load, end_load = row["measured"]
-            estimate = row["estimate"] * n / args.deals
-            lines.append(f"| {row['table']} | {n} | {duration(wall)} | {duration(estimate)} | "
-                         f"{start_load} → {end_load} |")
-    else:
-        lines += ["", "No whole run was played for this page: the wall times above are estimates from the measured "
-                      "CPU seconds per deal."]
+        lines += ["", "**Measured wall time** of the run itself (`run_bench` as `bench run` calls it, with the "
+                      "progress line and its probe of each pairing), beside the estimate from the CPU seconds "
+                      "measured by the same command just before:", "",
+                  "| table | deals per pairing | workers | wall time | estimated | within 30 min | load | measured "
+                  "| commit |", "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- |"]
+        for table, run in sorted(runs.items()):
+            whole = run["deals"] == 1000
+            lines.append(f"| {table} | {run['deals']} | {run['workers']} | {duration(run['wall_seconds'])} | "
+                         f"{duration(run['estimate_seconds'])} | "
+                         f"{('yes' if run['wall_seconds'] <= GOAL else 'no') if whole else '-'} | {run['load']} | "
+                         f"{run['date']} | {run['commit']} |")
+    missing = sorted(set(deal_set_for("v1", r, None).table for r in RULESETS) - set(runs))
+    if missing:
+        lines += ["", f"No whole run measured yet at: {', '.join(missing)}."]
+    lines += ["", "The measurements' commands:", ""]
+    for command in sorted({row["command"] for row in [*estimates.values(), *runs.values()]}):
+        tables = sorted({t for t, row in [*estimates.items(), *runs.items()] if row["command"] == command})
+        lines.append(f"- `{command}`: {', '.join(tables)}")
+    machines = sorted({f"{row['machine']}; {row['processor']}" for row in [*estimates.values(), *runs.values()]})
+    lines += ["", "Machine: " + " / ".join(machines) + "."]
     if pending:
         lines += ["", f"Written while the command was still running; not measured yet: {', '.join(pending)}."]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -733,6 +733,36 @@ def test_the_shipped_records_are_valid_and_the_results_pages_show_them():
         assert "\n".join(pairing_table(board.pairs)) in own, board.table
 
 
+def test_the_cost_page_is_written_from_its_data(tmp_path, capsys):
+    """docs/results/bench-cost.md is benchmarks/bench_cost.json as ``bench_cost.py --page`` writes it (each table's
+    figures with the command, date and commit of their own measurement); a file it cannot read is refused in one
+    line and nothing is written."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_cost
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def body(text: str) -> str:  # below the page's own date and commit
+        return text.split("* data:", 1)[1]
+
+    out = tmp_path / "page.md"
+    assert bench_cost.main(["--page", "--out", str(out)]) == 0
+    shipped = (ROOT / "docs" / "results" / "bench-cost.md").read_text(encoding="utf-8")
+    assert body(out.read_text(encoding="utf-8")) == body(shipped)
+    data = json.loads((ROOT / "benchmarks" / "bench_cost.json").read_text(encoding="utf-8"))
+    for table, row in data["estimates"].items():
+        assert f"| {table} | " in shipped and f"| {row['date']} | {row['commit']} |" in shipped
+    bad = tmp_path / "bad.json"
+    for text in ("{not json", "[]", '{"estimates": {"t": {}}, "runs": {}}'):
+        bad.write_text(text, encoding="utf-8")
+        capsys.readouterr()
+        assert bench_cost.main(["--page", "--data", str(bad), "--out", str(tmp_path / "none.md")]) == 2
+        said = capsys.readouterr().err.strip().splitlines()
+        assert len(said) == 1 and said[0].startswith(f"error: {bad} is not this script's data file"), said
+        assert not (tmp_path / "none.md").exists()
+
+
 # ---------------------------------------------------------------------- shipped records beside the user's
 def _strict(text: str):
     """JSON as a browser's ``JSON.parse`` reads it: NaN and Infinity are errors."""
