@@ -54,6 +54,8 @@ from mauscheln_env.rulesets import RULESETS  # noqa: E402
 CANDIDATE = "expert"
 GOAL = 30 * 60
 """The wall time a researcher should wait for the run, in seconds."""
+FULL = 1000
+"""Deals per pairing of a full run: the whole deal set of the v1 suite (the estimates are for as many)."""
 
 
 def full_field(ruleset: str) -> list[str]:
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rulesets", nargs="+", default=sorted(RULESETS), choices=sorted(RULESETS))
     p.add_argument("--sample", type=int, default=8, help="deals measured per pairing (default 8)")
-    p.add_argument("--deals", type=int, default=1000, help="deals of the run (default 1000: the whole suite)")
+    p.add_argument("--deals", type=int, default=FULL, help=f"deals of the run (default {FULL}: the whole suite)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--run", nargs="*", default=[], choices=sorted(RULESETS),
                    help="rulesets at which the run is also played and timed")
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         data["estimates"][table] = {
             **provenance(command, started), "load": f"{before} → {load()}", "sample": args.sample,
             "workers": args.workers, "cpu_sum": round(per_deal, 4),
-            "estimate_seconds": round(per_deal * 1000 / args.workers, 1),
+            "estimate_seconds": round(per_deal * FULL / args.workers, 1),
             "cpu_per_deal": {spec: round(cpu, 4) for spec, (cpu, _) in costs.items()},
             "plain_cpu_per_deal": {spec: round(cpu, 4) for spec, cpu in plain.items()}}
         if ruleset in args.run:
@@ -196,15 +198,15 @@ def write_page(args: argparse.Namespace, data: dict, pending: list[str] | None =
         f"The run: `mauscheln bench run {CANDIDATE} --ruleset R --workers 2` against the full field of "
         "the 4-player default table (its reference field, the search agent `pimc:model=<policy>,phases=play` "
         "included), each pairing played in both duplicate formats with every rotation of the seats (8 games per "
-        "deal). The goal: the whole suite's 1,000 deals per pairing within 30 minutes.",
+        f"deal). The goal: the whole suite's {FULL:,} deals per pairing within {GOAL // 60} minutes.",
         "",
         "**CPU seconds per deal** of one process (mean over the deals of the suite spread over it that the "
-        "command's `--sample` names), and the **estimated wall time** of the 1,000-deal run: their sum times 1,000 "
-        "deals over the workers (a free core per worker, without the workers' start-up).",
+        f"command's `--sample` names), and the **estimated wall time** of the {FULL:,}-deal run: their sum times "
+        f"{FULL:,} deals over the workers (a free core per worker, without the workers' start-up).",
         "",
     ]
     opponents = list(dict.fromkeys(short(spec) for row in estimates.values() for spec in row["cpu_per_deal"]))
-    lines += ["| table | " + " | ".join(f"vs `{o}`" for o in opponents) + " | sum | estimated wall | within 30 min "
+    lines += ["| table | " + " | ".join(f"vs `{o}`" for o in opponents) + f" | sum | estimated wall | within {GOAL // 60} min "
               "| load | measured | commit |",
               "| --- | " + " | ".join("---:" for _ in range(len(opponents) + 2)) + " | --- | --- | --- | --- |"]
     for table, row in sorted(estimates.items()):
@@ -232,10 +234,10 @@ def write_page(args: argparse.Namespace, data: dict, pending: list[str] | None =
         lines += ["", "**Measured wall time** of the run itself (`run_bench` as `bench run` calls it, with the "
                       "progress line and its probe of each pairing), beside the estimate from the CPU seconds "
                       "measured by the same command just before:", "",
-                  "| table | deals per pairing | workers | wall time | estimated | within 30 min | load | measured "
+                  f"| table | deals per pairing | workers | wall time | estimated | within {GOAL // 60} min | load | measured "
                   "| commit |", "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- |"]
         for table, run in sorted(runs.items()):
-            whole = run["deals"] == 1000
+            whole = run["deals"] == FULL
             lines.append(f"| {table} | {run['deals']} | {run['workers']} | {duration(run['wall_seconds'])} | "
                          f"{duration(run['estimate_seconds'])} | "
                          f"{('yes' if run['wall_seconds'] <= GOAL else 'no') if whole else '-'} | {run['load']} | "
