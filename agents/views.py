@@ -46,6 +46,7 @@ class EnvView:
         self.agents = list(self.env.possible_agents)
         self._state: State | None = None
         self._fresh = False
+        self._attached = False
         self._infos: dict[int, dict[str, Any]] = {}
 
     def bind(self, state: State) -> None:
@@ -54,12 +55,21 @@ class EnvView:
             raise ValueError(f"bind needs an engine State, got {type(state).__name__}")
         self._state = state
         self._fresh = False
+        self._attached = False
 
     def refresh(self) -> None:
-        """Re-point the environment after the bound state changed (legal actions now, infos on demand)."""
+        """Re-point the environment after the bound state changed (legal actions now, infos on demand).
+
+        The first refresh after :meth:`bind` attaches the state; later ones recompute only what a change of the
+        state changes for ``observe`` and ``seat_info`` (the legal actions): this view never steps its
+        environment, so the rest of what ``attach`` resets (rewards, terminations) stays as attached."""
         if self._state is None:
             raise ValueError("bind a state before refresh()")
-        self.env.attach(self._state, infos=False)
+        if self._attached:
+            self.env._legal = self.game.legal_actions(self._state)
+        else:
+            self.env.attach(self._state, infos=False)
+            self._attached = True
         self._infos.clear()
         self._fresh = True
 
@@ -75,6 +85,13 @@ class EnvView:
             self.refresh()
         out = self.env.observe(self.agents[seat])
         return out["observation"], out["action_mask"], self.seat_info(seat)
+
+    def observation(self, seat: int) -> np.ndarray:
+        """The observation of ``seat`` alone, as :meth:`seat_view` gives it (for a player that reads nothing
+        else, such as a policy network)."""
+        if not self._fresh:
+            self.refresh()
+        return self.env.observe(self.agents[seat])["observation"]
 
     def seat_info(self, seat: int) -> dict[str, Any]:
         """The info dict of ``seat`` for the bound state (as :meth:`seat_view` gives it)."""

@@ -494,6 +494,28 @@ def test_masked_distribution_never_samples_an_illegal_action():
     assert ent.item() == pytest.approx(np.log(mask[0].sum().item()), rel=1e-5)
 
 
+def test_choose_action_draws_what_numpy_choice_draws():
+    """The Python agents' sampling is ``Generator.choice`` over the softmax of the legal logits, without its
+    checks: the same action and the same generator state after it, from sharp to flat distributions, one to
+    every action legal, and never an illegal action."""
+    from agents.learned.agent import choose_action
+
+    g = np.random.default_rng(7)
+    for trial in range(20000):
+        n = int(g.integers(1, 60))
+        legal = np.sort(g.choice(n, size=int(g.integers(1, n + 1)), replace=False))
+        logits = (g.normal(size=n) * [0.01, 1.0, 30.0, 300.0][trial % 4]).astype(np.float32)
+        seed = int(g.integers(1 << 62))
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        action = choose_action(logits, legal, False, ours)
+        e = np.exp(logits[legal].astype(np.float64) - logits[legal].astype(np.float64).max())
+        p = np.zeros(n)
+        p[legal] = e / e.sum()
+        assert action == int(theirs.choice(n, p=p)) and action in legal
+        assert ours.random() == theirs.random()  # one draw each
+        assert choose_action(logits, legal.tolist(), False, np.random.default_rng(seed)) == action
+
+
 def test_seat_gae_credits_settlements_that_land_on_other_turns():
     from train.ppo.advantages import seat_gae
 

@@ -90,7 +90,12 @@ class LearnedAgent(Agent):
             self._checked = game
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> int:
-        legal = legal_ids(action_mask)
+        return self.act_legal(observation, legal_ids(action_mask))
+
+    def act_legal(self, observation: np.ndarray, legal: np.ndarray | list[int]) -> int:
+        """:meth:`act` with the legal action ids (ascending, at least one) instead of the mask: the policy reads
+        nothing else, so the search's model players skip building the mask and the info (the same action and
+        random draw as :meth:`act`)."""
         if self.net is None:
             raise CheckpointError("learned without a checkpoint plays the shipped policy of the table it is set "
                                   "up for; call setup(game, seat) before act")
@@ -103,18 +108,24 @@ class LearnedAgent(Agent):
     _checked: Game | None = None  # the last game the policy was checked against
 
 
-def choose_action(logits: np.ndarray, legal: np.ndarray, greedy: bool, rng: np.random.Generator) -> int:
+def choose_action(logits: np.ndarray, legal: np.ndarray | list[int], greedy: bool, rng: np.random.Generator) -> int:
     """The action a policy plays from its logits over all actions (float[A]) and the legal ids (``legal_ids``):
     the most likely legal action with ``greedy``, else one draw from the softmax over the legal actions with
-    ``rng`` (exactly one ``rng.choice`` per decision, so agents that share this function and a seed draw the
-    same random numbers and agree wherever their logits do)."""
+    ``rng`` (exactly one ``rng.random()`` per decision, so agents that share this function and a seed draw the
+    same random numbers and agree wherever their logits do).
+
+    The draw inverts the cumulative distribution as ``rng.choice(len(p), p=p)`` does, the same index from the
+    same random number, without ``choice``'s checks of ``p`` (built here, it needs none), which cost more than
+    the draw in a search's rollouts; ``tests/test_train.py`` checks that the two agree."""
     legal_logits = np.asarray(logits)[legal].astype(np.float64)
     if greedy:
         return int(legal[int(np.argmax(legal_logits))])
     e = np.exp(legal_logits - legal_logits.max())
     p = np.zeros(len(logits))
     p[legal] = e / e.sum()
-    return int(rng.choice(len(p), p=p))
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    return int(cdf.searchsorted(rng.random(), side="right"))
 
 
 class NumpyActor:

@@ -480,6 +480,8 @@ class PIMCAgent(Agent):
             self._phase_of = {name: Phase[name.upper()] for name in game.config.spec.phases}
             self._restart_hooks = _has_start_hook(self._sgame)
             self._sensitive: dict[int, tuple[int, tuple[str, ...]]] = {}
+            self._rng0 = np.random.default_rng(0)
+            self._rng0_state = self._rng0.bit_generator.state
             self._supported = True
         self._fallback.setup(game, seat)
         if self._learned_base is not None:
@@ -1239,7 +1241,7 @@ class PIMCAgent(Agent):
         weight = 1.0
         for i in range(start, len(sk.snaps)):
             snap, seat, acts = sk.snaps[i]
-            before = g.clone(snap, rng=np.random.default_rng(0))
+            before = g.clone(snap, rng=self._judging_rng())
             _relabel(before, perm, k.seat)
             self._view.bind(before)
             p = self._likelihood(before, seat, acts, eps)
@@ -1247,6 +1249,13 @@ class PIMCAgent(Agent):
             if start == 0 and p < 1.0 - eps and self.rng.random() >= keep:
                 return False, weight, i + 1
         return True, weight, len(sk.snaps)
+
+    def _judging_rng(self) -> np.random.Generator:
+        """The generator of a copy made to judge one public decision: in the state of ``default_rng(0)``
+        every time (one generator put back, cheaper than a new one; a judged copy is dropped before the next)."""
+        gen = self._rng0
+        gen.bit_generator.state = self._rng0_state
+        return gen
 
     def _relabelled(self, k: Knowledge, sk: _Skeleton, perm: list[int], record: bool = False) -> State:
         """The skeleton with the hidden cards relabelled by ``perm`` (its own generator for the rest of the deal);
@@ -1287,7 +1296,7 @@ class PIMCAgent(Agent):
         if self.belief == "expert":
             g = self._sgame
             for snap, seat, acts in sk.snaps:
-                before = g.clone(snap, rng=np.random.default_rng(0))
+                before = g.clone(snap, rng=self._judging_rng())
                 _relabel(before, perm, k.seat)
                 self._view.bind(before)
                 weight *= self._likelihood(before, seat, acts, self.epsilon)
@@ -1341,10 +1350,13 @@ class PIMCAgent(Agent):
 
     def _model_act(self, model: Agent, state: State, seat: int) -> int:
         """The model player's action at ``seat``, to act in ``state`` (the state the view is bound to): a
-        scripted player reads the seat's view from the state (``act_state``), any other gets its observation."""
+        scripted player reads the seat's view from the state (``act_state``), a learned one gets its observation
+        and the legal actions (``act_legal``: it reads nothing else), any other its observation, mask and info."""
         view = self._view
         if isinstance(model, ExpertAgent):
             return model.act_state(state, view.seat_info(seat), list(view.legal()))
+        if self._learned_base is not None:  # the model players are the learned policy's (_model_player)
+            return model.act_legal(view.observation(seat), view.legal())
         obs, mask, info = view.seat_view(seat)
         return model.act(obs, mask, info)
 
