@@ -102,6 +102,33 @@ def test_decisions_ignore_hidden_cards(name):
     assert checked > 5
 
 
+@pytest.mark.parametrize("ruleset", sorted(mauscheln_env.RULESETS))
+def test_a_view_refreshed_in_place_shows_what_a_fresh_attach_shows(ruleset):
+    """EnvView binds a state once and, after each change of it, recomputes only the legal actions: every seat's
+    observation, mask and info then equal those of an environment attached afresh, through several deals to
+    the end of the session, and ``observation`` equals the first of ``seat_view``."""
+    game = Game(make_config(ruleset, 4, max_deals=3))
+    view, fresh = EnvView(game.config), EnvView(game.config)
+    rng = np.random.default_rng(3)
+    state = game.new_session(np.random.default_rng(4))
+    view.bind(state)
+    steps = 0
+    while state.phase is not Phase.OVER:
+        view.refresh()
+        fresh.bind(state)
+        for seat in range(4):
+            obs, mask, info = view.seat_view(seat)
+            obs2, mask2, info2 = fresh.seat_view(seat)
+            np.testing.assert_array_equal(obs, obs2)
+            np.testing.assert_array_equal(mask, mask2)
+            np.testing.assert_array_equal(view.observation(seat), obs)
+            assert info == info2
+        assert view.legal() == fresh.legal()
+        game.apply(state, int(rng.choice(view.legal())))
+        steps += 1
+    assert steps > 30
+
+
 def test_runner_gives_what_the_env_gives():
     """Replaying the runner's actions in the PettingZoo env yields the same observations, masks and infos."""
     game = Game(make_config("mauscheln", 5, knock=True))
