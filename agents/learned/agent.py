@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.base import Agent, Info, legal_ids
+from agents.base import Agent, Info, draw_index, legal_ids
 from agents.learned.checkpoint import (
     CheckpointError,
     available_policies,
@@ -111,21 +111,16 @@ class LearnedAgent(Agent):
 def choose_action(logits: np.ndarray, legal: np.ndarray | list[int], greedy: bool, rng: np.random.Generator) -> int:
     """The action a policy plays from its logits over all actions (float[A]) and the legal ids (``legal_ids``):
     the most likely legal action with ``greedy``, else one draw from the softmax over the legal actions with
-    ``rng`` (exactly one ``rng.random()`` per decision, so agents that share this function and a seed draw the
-    same random numbers and agree wherever their logits do).
-
-    The draw inverts the cumulative distribution as ``rng.choice(len(p), p=p)`` does, the same index from the
-    same random number, without ``choice``'s checks of ``p`` (built here, it needs none), which cost more than
-    the draw in a search's rollouts; ``tests/test_train.py`` checks that the two agree."""
+    ``rng`` (:func:`~agents.base.draw_index`, the draw of ``rng.choice``: exactly one ``rng.random()`` per
+    decision, so agents that share this function and a seed draw the same random numbers and agree wherever
+    their logits do)."""
     legal_logits = np.asarray(logits)[legal].astype(np.float64)
     if greedy:
         return int(legal[int(np.argmax(legal_logits))])
     e = np.exp(legal_logits - legal_logits.max())
     p = np.zeros(len(logits))
     p[legal] = e / e.sum()
-    cdf = p.cumsum()
-    cdf /= cdf[-1]
-    return int(cdf.searchsorted(rng.random(), side="right"))
+    return draw_index(rng, p)
 
 
 class NumpyActor:
