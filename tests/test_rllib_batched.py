@@ -243,6 +243,28 @@ def test_batched_env_runner_hands_rllib_seat_episodes_and_is_deterministic():
     assert metrics["num_env_steps_sampled"].peek() >= 512 and metrics["sample_seconds"].peek() > 0
 
 
+def test_the_episode_buffer_is_rllibs_buffer_in_every_attribute():
+    """The runner's cheaper buffer holds, measures, slices and states as RLlib's own, for each column it builds
+    (a dict of arrays, arrays, a list) and with a space."""
+    import gymnasium as gym
+    from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
+
+    from train.rllib_batched import EpisodeBuffer
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7):
+        for data, space in (({"action_mask": rng.random((n, 5)), "observations": rng.random((n, 9))}, None),
+                            (rng.integers(0, 5, n), None), (rng.random(n).astype(np.float32), None),
+                            ([{} for _ in range(n)], None),
+                            (rng.random(n).astype(np.float32), gym.spaces.Box(-1.0, 1.0, (), np.float32)),
+                            (rng.random((n, 3)), gym.spaces.Tuple([gym.spaces.Discrete(2)] * 3))):
+            ours, theirs = EpisodeBuffer(data, space=space), InfiniteLookbackBuffer(data, space=space)
+            assert ours == theirs and len(ours) == len(theirs) == n
+            assert ours.space_struct == theirs.space_struct and ours.finalized == theirs.finalized
+            assert str(ours.get(slice(0, n - 1))) == str(theirs.get(slice(0, n - 1)))
+            assert str(ours.get_state()) == str(theirs.get_state())
+
+
 def test_batched_env_runners_episodes_go_through_ppos_learner_connectors():
     """The learner's own pipeline (GAE included) turns the seat episodes into a batch for module "main"."""
     from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
