@@ -118,8 +118,11 @@ class EpisodeBuffer(InfiniteLookbackBuffer):
     per chunk, that was most of ``sample()``. Equal to the base class's buffer in every attribute."""
 
     def len_incl_lookback(self) -> int:
-        if self.finalized and isinstance(self.data, dict):
-            return len(next(iter(self.data.values())))
+        data = self.data
+        if isinstance(data, (np.ndarray, list)):
+            return len(data)
+        if isinstance(data, dict) and data:
+            return len(next(iter(data.values())))
         return super().len_incl_lookback()
 
     @property
