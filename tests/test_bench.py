@@ -502,6 +502,59 @@ def test_a_stopped_run_goes_on_from_the_pairings_it_kept(tmp_path, capsys, monke
     assert without_timing(a) == without_timing(b) and b["wall_seconds"] >= 0
 
 
+def test_a_run_stopped_within_a_pairing_goes_on_from_its_last_block(tmp_path, capsys, monkeypatch, clean):
+    """Ctrl-C after two blocks of deals of the first pairing keeps those blocks (the games' actions of the
+    record's replays only); the same command plays the rest of that pairing, then the next, and writes the record
+    an uninterrupted run writes (but for timing). A kept block that does not fit the pairing is refused."""
+    from agents.evaluation import duplicate
+
+    run6 = [*RUN[:5], "6", *RUN[6:], "--replays", "3"]
+    whole, out = tmp_path / "whole.json", tmp_path / "r.json"
+    partial = tmp_path / "r.json.partial.json"
+    assert cli.main([*run6, "--out", str(whole)]) == 0
+    play, blocks = duplicate.play_block, []
+
+    def play_or_stop(settings, candidate, baseline, start, stop, *args, **kwargs):
+        if len(blocks) == stop_after:
+            raise KeyboardInterrupt
+        blocks.append((baseline, start, stop))
+        return play(settings, candidate, baseline, start, stop, *args, **kwargs)
+
+    monkeypatch.setattr(duplicate, "play_block", play_or_stop)
+    stop_after = 2
+    assert cli.main([*run6, "--out", str(out)]) == 130
+    assert blocks == [("beginner", 0, 1), ("beginner", 1, 2)] and not out.exists()
+    kept = json.loads(partial.read_text(encoding="utf-8"))
+    assert kept["pairs"] == {} and kept["open"]["opponent"] == "beginner"
+    assert [b["start"] for b in kept["open"]["blocks"]] == [0, 1]
+    assert all(len(a) == 8 for b in kept["open"]["blocks"] for a in b["actions"])  # both formats, 4 rotations
+    capsys.readouterr()
+    blocks.clear()
+    stop_after = 8  # the rest of the first pairing (4 blocks), then 4 of the second
+    assert cli.main([*run6, "--out", str(out)]) == 130
+    assert "2 deal(s) of the pairing against beginner" in capsys.readouterr().out
+    assert [b[1] for b in blocks] == [2, 3, 4, 5, 0, 1, 2, 3]
+    kept = json.loads(partial.read_text(encoding="utf-8"))
+    assert list(kept["pairs"]) == ["beginner"] and kept["open"]["opponent"] == "expert"
+    assert [[a is None for a in b["actions"]] for b in kept["open"]["blocks"]] == [[False]] * 3 + [[True]]
+    stop_after = 99
+    blocks.clear()
+    assert cli.main([*run6, "--out", str(out)]) == 0
+    assert [b[1] for b in blocks] == [4, 5] and not partial.exists()
+    assert without_timing(leaderboard.read_record(whole)) == without_timing(leaderboard.read_record(out))
+
+    stop_after, out, partial = 1, tmp_path / "s.json", tmp_path / "s.json.partial.json"
+    blocks.clear()
+    assert cli.main([*run6, "--out", str(out)]) == 130
+    bad = json.loads(partial.read_text(encoding="utf-8"))
+    bad["open"]["blocks"][0]["start"] = 6  # past the pairing's deals
+    partial.write_text(json.dumps(bad), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main([*run6, "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(partial) in line and "do not fit" in line and "delete it" in line
+
+
 def test_a_partial_file_of_another_run_is_refused_and_kept(tmp_path, capsys, monkeypatch, clean):
     out = tmp_path / "r.json"
     partial = tmp_path / "r.json.partial.json"

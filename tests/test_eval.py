@@ -60,6 +60,25 @@ def test_workers_and_blocks_do_not_change_the_result():
     assert a.roles == b.roles
 
 
+def test_a_pairing_goes_on_from_kept_blocks_and_plays_only_the_deals_they_miss():
+    """Blocks handed to ``on_block`` by one start, kept with gaps between them, and handed back as ``kept``:
+    the next start (other workers, other blocks) plays only the missing deals and ends with the same result."""
+    s = Settings(deals=30, seed=7)
+    blocks = []
+    a = evaluate_pair("expert", "beginner", s, block=4, record=True, on_block=blocks.append)
+    assert sorted(b["start"] for b in blocks) == list(range(0, 30, 4))
+    kept = [b for b in blocks if b["start"] in (0, 8, 28)]
+    again = []
+    b = evaluate_pair("expert", "beginner", s, workers=2, record=True, kept=kept, on_block=again.append)
+    played = sorted(d for o in again for d in range(o["start"], o["start"] + len(o["per_deal"])))
+    assert played == [*range(4, 8), *range(12, 28)]
+    np.testing.assert_array_equal(a.per_deal, b.per_deal)
+    assert (a.roles, a.games, a.actions) == (b.roles, b.games, b.actions)
+    for bad in ([kept[0], kept[0]], [{**kept[0], "start": 29}], [{**kept[0], "per_deal": [[1.0, 2.0]]}]):
+        with pytest.raises(ValueError, match="kept block"):
+            evaluate_pair("expert", "beginner", s, kept=bad)
+
+
 def test_estimate_and_summary():
     e = Estimate.of([1.0, 2.0, 3.0, 4.0])
     assert e.mean == 2.5 and e.low < 2.5 < e.high and e.n == 4

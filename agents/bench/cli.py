@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep the games of the first N deals of every pairing for replays (default: 10)")
     run.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
     run.add_argument("--out", type=path_arg, default=None,
-                     help="the result file (default: bench-results/<suite>/<table>/<agent>.json); the pairings "
+                     help="the result file (default: bench-results/<suite>/<table>/<agent>.json); the deals "
                           "played so far wait in <out>.partial.json, where the same command goes on after a stop")
     run.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     run.add_argument("--submit", action="store_true", help="also submit the record to the leaderboard")
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         partial = getattr(args, "partial", None)
         if partial is not None and partial.exists():
             print(f"{newline_after_ctrl_c()}{PROG} {args.command}: interrupted; the record was not written; the "
-                  f"pairings played so far are kept in {partial}: the same command goes on from there",
+                  f"deals played so far are kept in {partial}: the same command goes on from there",
                   file=sys.stderr)
         else:
             print(f"{newline_after_ctrl_c()}{PROG} {args.command}: interrupted; nothing was written", file=sys.stderr)

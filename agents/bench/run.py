@@ -55,7 +55,15 @@ import mauscheln_env
 from agents import targets
 from agents.base import AGENTS, Agent, agent_class, agent_from_spec, display_spec, make_agent, provenance
 from agents.bench.decks import DealSet, DealSetError, check_suite, find_table, load_deal_set
-from agents.evaluation.duplicate import PER_DEAL_COLUMNS, PairResult, Settings, evaluate_pair, play_block, summarize
+from agents.evaluation.duplicate import (
+    PER_DEAL_COLUMNS,
+    PairResult,
+    Settings,
+    deals_left,
+    evaluate_pair,
+    play_block,
+    summarize,
+)
 from agents.evaluation.match import FORMATS
 from agents.evaluation.progress import RunProgress
 from mauscheln_env.engine import Game
@@ -305,7 +313,8 @@ def find_reusable(records: Sequence[Mapping[str, Any]], me: AgentId, opponent: A
 
 class Partial:
     """The pairings a run has played so far, kept in a file beside its record (``<out>.partial.json``) after
-    each one, so that the same run started again after a stop (Ctrl-C, a killed job) plays only the rest.
+    each one, and the blocks of deals played of the pairing under way, kept after each block, so that the same
+    run started again after a stop (Ctrl-C, a killed job) plays only the rest.
 
     The file names the run it belongs to (the candidate, the deal set, each pairing to play and its deals, the
     replays kept, the project's version and commit); a run that differs in any of these refuses the file
@@ -314,8 +323,10 @@ class Partial:
     games are a function of the suite's seeds alone, so a pairing kept is the pairing the run would play."""
 
     def __init__(self, path: Path | None, run: dict[str, Any], pairs: dict[str, dict[str, Any]],
-                 seconds: float) -> None:
+                 seconds: float, open_pair: dict[str, Any] | None = None) -> None:
         self.path, self.run, self.pairs, self.seconds = path, run, pairs, seconds
+        # the pairing under way: {"opponent": key, "seconds": its time so far, "blocks": [block results]}
+        self.open_pair = open_pair
 
     @classmethod
     def open(cls, path: str | Path | None, run: dict[str, Any], log: Callable[[str], None]) -> Partial:
@@ -328,9 +339,10 @@ class Partial:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             theirs, pairs, seconds = data["run"], data["pairs"], float(data["seconds"])
+            open_pair = data.get("open")
             if not isinstance(theirs, dict) or not isinstance(pairs, dict) \
                     or not all(isinstance(p, dict) and "opponent" in p for p in pairs.values()) \
-                    or not 0.0 <= seconds < math.inf:
+                    or not 0.0 <= seconds < math.inf or not (open_pair is None or _is_open_pair(open_pair)):
                 raise ValueError("not what bench run writes")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise BenchError(f"{path} cannot be read ({exc}); allowed: the file a stopped run left, or none "
@@ -340,8 +352,12 @@ class Partial:
             differs = sorted(k for k in set(theirs) | set(run) if theirs.get(k) != run.get(k))
             raise BenchError(f"{path} holds the pairings of another run (its {', '.join(differs)} differ); "
                              "allowed: the same command again to go on, or delete the file to start anew")
-        log(f"going on from {path}: {len(pairs)} pairing(s) kept")
-        return cls(path, run, pairs, seconds)
+        under_way = ""
+        if open_pair is not None:
+            under_way = (f", and {sum(len(b['per_deal']) for b in open_pair['blocks'])} deal(s) of the pairing "
+                         f"against {open_pair['opponent']}")
+        log(f"going on from {path}: {len(pairs)} pairing(s) kept{under_way}")
+        return cls(path, run, pairs, seconds, open_pair)
 
     def __contains__(self, opponent: str) -> bool:
         return opponent in self.pairs
@@ -349,14 +365,66 @@ class Partial:
     def __getitem__(self, opponent: str) -> dict[str, Any]:
         return self.pairs[opponent]
 
+    def blocks(self, opponent: str) -> tuple[list[dict[str, Any]], float]:
+        """The blocks kept of the pairing against ``opponent`` (cut short by a stop) and its seconds so far."""
+        o = self.open_pair
+        if o is None or o["opponent"] != opponent:
+            return [], 0.0
+        return o["blocks"], float(o["seconds"])
+
+    def add_block(self, opponent: str, out: Mapping[str, Any], seconds: float, run_seconds: float,
+                  replays: int) -> None:
+        """Keep a block of deals just played against ``opponent``; ``seconds``: the pairing's wall time so far,
+        ``run_seconds``: the run's, earlier starts included. Only the games of the first ``replays`` deals (the
+        record's replays) keep their actions."""
+        if self.path is None:
+            return
+        if self.open_pair is None or self.open_pair["opponent"] != opponent:
+            self.open_pair = {"opponent": opponent, "seconds": 0.0, "blocks": []}
+        start = int(out["start"])
+        block = {k: out[k] for k in ("start", "roles", "games")}
+        block["per_deal"] = np.asarray(out["per_deal"], dtype=np.float64).tolist()
+        block["counts"] = out.get("counts") or {}
+        actions = out.get("actions")
+        block["actions"] = None if actions is None else [a if start + i < replays else None
+                                                         for i, a in enumerate(actions)]
+        self.open_pair["blocks"].append(json.loads(strict_json(block)))
+        self.open_pair["seconds"] = seconds
+        self.seconds = run_seconds
+        self._write()
+
     def add(self, opponent: str, pair: dict[str, Any], seconds: float) -> None:
         """Keep a pairing just played; ``seconds``: the run's wall time so far, earlier starts included."""
         if self.path is None:
             return
         self.pairs[opponent] = json.loads(strict_json(pair))
         self.seconds = seconds
+        self.open_pair = None
+        self._write()
+
+    def _write(self) -> None:
+        data = {"run": self.run, "pairs": self.pairs, "seconds": self.seconds}
+        if self.open_pair is not None:
+            data["open"] = self.open_pair
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.path, strict_json({"run": self.run, "pairs": self.pairs, "seconds": seconds}))
+        atomic_write_text(self.path, strict_json(data))
+
+
+def _is_open_pair(o: Any) -> bool:
+    """Whether ``o`` has the form of a partial file's pairing under way (its blocks' deals are checked where they
+    are played, against the pairing's deals)."""
+    if not isinstance(o, dict) or not isinstance(o.get("opponent"), str) or not isinstance(o.get("blocks"), list):
+        return False
+    if not isinstance(o.get("seconds"), (int, float)) or not 0.0 <= o["seconds"] < math.inf:
+        return False
+    for b in o["blocks"]:
+        if not isinstance(b, dict) or not isinstance(b.get("start"), int) or not isinstance(b.get("games"), int) \
+                or not isinstance(b.get("per_deal"), list) or not isinstance(b.get("counts"), dict) \
+                or not isinstance(b.get("roles"), dict) \
+                or not all(isinstance(b["roles"].get(w), dict) for w in ("candidate", "baseline")) \
+                or not (b.get("actions") is None or isinstance(b["actions"], list)):
+            return False
+    return True
 
 
 def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = None, exclude: Sequence[str] = (),
@@ -418,7 +486,8 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
         "agent": me.key, "deal_set": deal_set.hash, "table": deal_set.table, "replays": replays,
         "project": project, "pairings": [[oid.key, n] for oid, n, found in plan if found is None]}, log)
     t0 -= kept.seconds
-    played = [(f"{me.key} vs {oid.key}", n) for oid, n, found in plan if found is None and oid.key not in kept]
+    played = [(f"{me.key} vs {oid.key}", n - sum(len(b["per_deal"]) for b in kept.blocks(oid.key)[0]))
+              for oid, n, found in plan if found is None and oid.key not in kept]
     costs = probe_costs(me.spec, [oid.spec for oid, _, found in plan if found is None], deal_set) \
         if progress and played else None
     bar = RunProgress(played, costs=costs, workers=workers, enabled=progress, title="mauscheln bench run")
@@ -437,9 +506,23 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
                 log(f"{me.key} vs {oid.key}: {n} deals kept from the stopped run ({kept.path})")
                 continue
             bar.begin(played_here)
+            blocks, before = kept.blocks(oid.key)
+            began = time.perf_counter()
+
+            def keep(out: dict[str, Any], key: str = oid.key, began: float = began, before: float = before) -> None:
+                now = time.perf_counter()
+                kept.add_block(key, out, before + now - began, now - t0, replays)
+
+            try:
+                deals_left(blocks, 0, n)
+            except ValueError as exc:
+                raise BenchError(f"{kept.path}: the deals kept of the pairing against {oid.key} do not fit it ({exc});"
+                                 " allowed: the file a stopped run left, or delete it to play every pairing "
+                                 "again") from exc
             p = evaluate_pair(me.spec, oid.spec, settings_for(deal_set, n), workers=workers, progress=bar,
                               deals=deal_set.deals[:n], record=replays > 0,
-                              label=f"{me.key} vs {oid.key}")
+                              label=f"{me.key} vs {oid.key}", kept=blocks, on_block=keep)
+            p.seconds += before
             bar.end()
             if replays and p.actions is not None:
                 p.actions = p.actions[:replays]

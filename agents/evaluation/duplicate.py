@@ -48,7 +48,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import resource_tracker
 from typing import Any
@@ -401,14 +401,21 @@ def pair_backend(candidate: str, baseline: str, settings: Settings, record: bool
 # ---------------------------------------------------------------------- driver
 def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers: int = 1, block: int | None = None,
                   progress: bool | RunProgress = False, keep_per_deal: bool = True, label: str | None = None,
-                  deals: Sequence[FixedDeal] | None = None, record: bool = False) -> PairResult:
+                  deals: Sequence[FixedDeal] | None = None, record: bool = False,
+                  kept: Sequence[Mapping[str, Any]] = (),
+                  on_block: Callable[[dict[str, Any]], None] | None = None) -> PairResult:
     """Duplicate evaluation of ``candidate`` against ``baseline`` (agent specs such as ``"pimc:samples=8"``).
 
     ``deals``: an explicit list of :class:`~agents.evaluation.match.FixedDeal` (a benchmark suite) instead of the
     series of ``settings.seed``; they are numbered from ``settings.start`` and ``settings.deals`` is
     their count. ``record``: keep every game's action ids in :attr:`PairResult.actions`. ``progress``: True
     shows this pairing's progress on stderr; a :class:`~agents.evaluation.progress.RunProgress` of a longer run
-    (begun at this pairing by the caller) counts its deals.
+    (begun at this pairing by the caller) counts the deals played here.
+
+    ``on_block``: called with each block's result as it comes in (its deals ``start ..``, per-deal means, role
+    counts, games, agent counts, actions); ``kept``: such results of an earlier, stopped start of the same
+    pairing, whose deals are not played again (a deal's games depend on the seeds alone, not on the blocks).
+    A kept block's ``actions`` may hold None for games its keeper did not need.
     """
     if deals is not None:
         deals = list(deals)
@@ -427,19 +434,21 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     total = settings.deals
     backend = pair_backend(cand_spec, base_spec, settings, record)
     first = settings.start
+    todo = deals_left(kept, first, total)
     if backend == "batched":
         from agents.evaluation.batched import blocks, play_block_batched
 
         run = play_block_batched
         tasks = [(settings, cand_spec, base_spec, lo, hi, None if deals is None else deals[lo - first:hi - first])
-                 for lo, hi in blocks(first, first + total, settings.config().num_players)]
+                 for a, b in todo for lo, hi in blocks(a, b, settings.config().num_players)]
     else:
         run = play_block
         if block is None:
             # about 32 blocks per worker: progress comes block by block, and the workers finish close together
-            block = max(1, min(200, total // (32 * workers) or 1))
-        tasks = [(settings, cand_spec, base_spec, first + s, first + min(total, s + block),
-                  None if deals is None else deals[s:s + block], record) for s in range(0, total, block)]
+            block = max(1, min(200, sum(b - a for a, b in todo) // (32 * workers) or 1))
+        tasks = [(settings, cand_spec, base_spec, s, min(b, s + block),
+                  None if deals is None else deals[s - first:min(b, s + block) - first], record)
+                 for a, b in todo for s in range(a, b, block)]
     per_deal = np.zeros((total, 4))
     actions: list[Any] = [None] * total
     roles = {"candidate": dict.fromkeys(ROLE_KEYS, 0), "baseline": dict.fromkeys(ROLE_KEYS, 0)}
@@ -454,7 +463,7 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
         bar.begin(0)
     t0 = time.perf_counter()
 
-    def absorb(out: dict[str, Any]) -> None:
+    def absorb(out: Mapping[str, Any], played: bool = True) -> None:
         nonlocal games
         s = out["start"] - first
         per_deal[s:s + len(out["per_deal"])] = out["per_deal"]
@@ -465,10 +474,15 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
                 roles[who][k] = roles[who].get(k, 0) + v
         games += out["games"]
         add_counts(counts, out.get("counts"))
-        bar.update(len(out["per_deal"]))
+        if played:
+            bar.update(len(out["per_deal"]))
+            if on_block is not None:
+                on_block(out)
 
+    for out in kept:
+        absorb(out, played=False)
     try:
-        if workers == 1 or len(tasks) == 1:
+        if workers == 1 or len(tasks) <= 1:
             for task in tasks:
                 absorb(run(*task))
         else:
@@ -485,6 +499,24 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     if record:
         result.actions = actions
     return result
+
+
+def deals_left(kept: Sequence[Mapping[str, Any]], first: int, total: int) -> list[tuple[int, int]]:
+    """The runs of deals ``first .. first+total-1`` that the ``kept`` block results do not cover, as
+    ``(start, stop)``; a kept block outside those deals, overlapping another or malformed raises ValueError."""
+    covered = np.zeros(total, dtype=bool)
+    for out in kept:
+        try:
+            s, k = int(out["start"]) - first, len(out["per_deal"])
+            shape = np.asarray(out["per_deal"], dtype=np.float64).shape
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"a kept block is not a block result ({exc}); allowed: what on_block was handed") from exc
+        if k < 1 or shape != (k, 4) or s < 0 or s + k > total or covered[s:s + k].any():
+            raise ValueError(f"a kept block of deals {first + s}..{first + s + k - 1} does not fit; allowed: blocks "
+                             f"of the deals {first}..{first + total - 1}, each deal in one block")
+        covered[s:s + k] = True
+    edges = np.flatnonzero(np.diff(np.concatenate([[True], covered, [True]]).astype(np.int8)))
+    return [(first + int(a), first + int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
 def _pool_context() -> Any:
