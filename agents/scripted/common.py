@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +42,25 @@ from agents.knowledge import Knowledge, KnowledgeReader
 from mauscheln_env.cards import SUITS, iter_bits
 from mauscheln_env.engine import PLAYING_ROLES, Game, State
 from mauscheln_env.tricks import TrickProfile, TrumpTables, legal_follow
+
+
+class cached_property:  # noqa: N801 (the name of the functools descriptor it stands in for)
+    """:func:`functools.cached_property` without its lock: computed on the first read and kept in the instance's
+    ``__dict__``, where later reads find it first. Python 3.11's takes a lock at every first read (3.12
+    dropped it), a measurable cost for the views made once per decision, thousands per search; no view is
+    shared between threads."""
+
+    def __init__(self, func: Callable[[Any], Any]) -> None:
+        self.func, self.name, self.__doc__ = func, func.__name__, func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
 
 
 @dataclass(frozen=True)
@@ -227,14 +246,18 @@ def miss_all(pool: int, bad: int, hand: int) -> float:
 
 
 def trick_distribution(probs: Sequence[float]) -> list[float]:
-    """Distribution of the number of successes of independent trials (Poisson binomial)."""
+    """Distribution of the number of successes of independent trials (Poisson binomial): after each trial,
+    ``k`` successes come from ``k - 1`` and a success, or from ``k`` and a failure."""
     dist = [1.0]
     for p in probs:
         q = 1.0 - p
-        nxt = [0.0] * (len(dist) + 1)
-        for i, x in enumerate(dist):
-            nxt[i] += x * q
-            nxt[i + 1] += x * p
+        nxt: list[float] = []
+        add = nxt.append
+        up = 0.0  # what k-1 successes and a success add to k (the sums in the order of adding into zeros)
+        for x in dist:
+            add(up + x * q)
+            up = 0.0 + x * p
+        add(up)
         dist = nxt
     return dist
 
@@ -836,7 +859,8 @@ class TrickStrategy(Strategy):
         t = v.t
         trumps, beats, unseen = t.trump_mask, t.beats, v.unseen
         guard, ruff, power = self.guard_value, self.ruff_value, self.chance_power
-        base = {x: v.lead_chance(x) for x in iter_bits(hand)}
+        held = list(iter_bits(hand))
+        base = {x: v.lead_chance(x) for x in held}
         higher = {x: (beats[x] & unseen).bit_count() for x in base if trumps >> x & 1}
         best = None
         for c in cards:
@@ -844,7 +868,9 @@ class TrickStrategy(Strategy):
             void = self._has_void(v, rest)
             rest_trumps = rest & trumps
             fs = []
-            for x in iter_bits(rest):
+            for x in held:
+                if x == c:
+                    continue
                 p = base[x]
                 if trumps >> x & 1:
                     up = higher[x]
@@ -854,7 +880,7 @@ class TrickStrategy(Strategy):
                         p += (1.0 - p) * ruff
                     if p > 1.0:
                         p = 1.0
-                fs.append(p ** power)
+                fs.append(p if power == 1.0 else p ** power)
             lose_ev = win_ev = 0.0
             for i, q in enumerate(trick_distribution(fs)):
                 lose_ev += q * table[won + i]
