@@ -136,9 +136,8 @@ def policies_page(command: str) -> tuple[Path, str]:
                         + (f"`{reproduce}`" if reproduce else "the command") + " |")
         details.append(f"* `{name}`: `{rel(path)}` (sha256 `{digest}…`, hidden layers {list(net.spec.hidden)})")
     lines = header("Shipped policies", command, data=data, intro=(
-        "One trained policy per ruleset at its default table, and `mauscheln3`, `mauscheln5`, `mauscheln7` for 3-, "
-        "5- and 7-player `mauscheln`; `learned` plays the policy shipped for its table, `learned:checkpoint=NAME` "
-        "names one. Each was trained by one command (below; the preset as it was at the time; how each run went "
+        "One trained policy per table below (named by its ruleset and number of players); `learned` plays the policy "
+        "shipped for its table, `learned:checkpoint=NAME` names one. Each was trained by one command (below; the preset as it was at the time; how each run went "
         "is in the [lab notebook](../development/lab-notebook.md)). The figures are the policy's mean advantage in "
         "chips per deal (Muschka: points) over duplicate deals, both formats, ± the 95 % half-width over deals, "
         "bold where the interval lies above zero; against `expert` on the deals of the trainer's final evaluation "
