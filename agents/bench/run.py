@@ -486,10 +486,10 @@ def run_bench(agent: str, deal_set: DealSet, *, field: Sequence[str] | None = No
         "agent": me.key, "deal_set": deal_set.hash, "table": deal_set.table, "replays": replays,
         "project": project, "pairings": [[oid.key, n] for oid, n, found in plan if found is None]}, log)
     t0 -= kept.seconds
+    todo = [(oid, n) for oid, n, found in plan if found is None and oid.key not in kept]
     played = [(f"{me.key} vs {oid.key}", n - sum(len(b["per_deal"]) for b in kept.blocks(oid.key)[0]))
-              for oid, n, found in plan if found is None and oid.key not in kept]
-    costs = probe_costs(me.spec, [oid.spec for oid, _, found in plan if found is None], deal_set) \
-        if progress and played else None
+              for oid, n in todo]
+    costs = probe_costs(me.spec, [oid.spec for oid, _ in todo], deal_set) if progress and played else None
     bar = RunProgress(played, costs=costs, workers=workers, enabled=progress, title="mauscheln bench run")
     pairs = []
     played_here = 0
