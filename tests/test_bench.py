@@ -566,7 +566,10 @@ def test_a_partial_file_of_another_run_is_refused_and_kept(tmp_path, capsys, mon
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert str(partial) in line and "another run (its pairings differ)" in line and "delete the file" in line
     assert partial.read_bytes() == kept and not out.exists()
-    for text in ("{not json", '{"run": {}, "pairs": [], "seconds": 1}', '{"run": {}, "pairs": {}, "seconds": -1}'):
+    for text in ("{not json", '{"run": {}, "pairs": [], "seconds": 1}', '{"run": {}, "pairs": {}, "seconds": -1}',
+                 '{"run": {}, "pairs": {}, "seconds": 1, "open": {"opponent": 3, "seconds": 0, "blocks": []}}',
+                 '{"run": {}, "pairs": {}, "seconds": 1, "open": {"opponent": "expert", "seconds": 0, '
+                 '"blocks": [{"start": "0"}]}}'):
         partial.write_text(text, encoding="utf-8")
         assert cli.main([*RUN, "--out", str(out)]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
