@@ -31,6 +31,7 @@ import pytest
 import mauscheln_env
 from agents.base import AgentError, agent_from_spec, make_agent
 from mauscheln_env import Game, make_config
+from tests.tables import UNSHIPPED_PLAYERS, UNSHIPPED_REFUSAL, UNSHIPPED_RULESET
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
@@ -39,6 +40,8 @@ RECORD = str(ROOT / "agents" / "bench" / "records" / "v1" / "mousel_4p" / "rando
 """A shipped benchmark record (random against the mousel field; the games of deals 0..9 kept)."""
 BENCH_RUN = ["run", "random", "--ruleset", "mousel", "--no-progress"]
 EXPORT = ["learned:checkpoint=mousel4", "--format", "onnx"]
+UNSHIPPED_ARGS = ["--ruleset", UNSHIPPED_RULESET, "--players", str(UNSHIPPED_PLAYERS)]
+"""A table without a shipped policy."""
 
 
 # ---------------------------------------------------------------------- helpers
@@ -166,8 +169,8 @@ CLI_CASES = {
                               ["is not empty", "--overwrite"], setup=lambda t, f: ["--out", str(f["results"].parent)]),
     "eval pot": Cli("eval", ["--agents", "random", "expert", "--pot", "-1"], ["pot=-1", "allowed: a whole number 0..2147483647"]),
     "eval spec seed": Cli("eval", ["--agents", "random:seed=3", "expert"], ["seed", "allowed: no parameters"]),
-    "eval learned without a shipped policy": Cli("eval", ["--agents", "learned", "random", "--ruleset", "mousel", "--players", "6"],
-                                                 ["no policy is shipped for mousel with 6 players", "allowed"]),
+    "eval learned without a shipped policy": Cli("eval", ["--agents", "learned", "random", *UNSHIPPED_ARGS],
+                                                 [UNSHIPPED_REFUSAL, "allowed"]),
     "eval learned checkpoint missing": Cli("eval", ["--agents", "learned:checkpoint=no/such.safetensors", "random"],
                                            ["no/such.safetensors", "neither a file", "shipped"]),
     "eval pimc confidence nan": Cli("eval", ["--agents", "pimc:confidence=nan", "random"],
@@ -293,8 +296,8 @@ CLI_CASES = {
     "play policy for another table": Cli("play", ["--agents", "learned:checkpoint=mauscheln4", "--players", "5"],
                                          ["trained for mauscheln, 4 players", "5 players"]),
     "play spec seed": Cli("play", ["--agents", "random:seed=3"], ["seed", "allowed"]),
-    "play learned without a shipped policy": Cli("play", ["--agents", "learned", "--ruleset", "mousel", "--players", "6"],
-                                                 ["no policy is shipped for mousel with 6 players", "allowed"]),
+    "play learned without a shipped policy": Cli("play", ["--agents", "learned", *UNSHIPPED_ARGS],
+                                                 [UNSHIPPED_REFUSAL, "allowed"]),
     "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
     "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
                             ["--seat 5", "allowed: 0..4"]),
@@ -885,8 +888,9 @@ API_CASES = {
     "pimc epsilon bool": Api(lambda: make_agent("pimc", epsilon=True), ["epsilon=True", "a finite number"]),
     "learned greedy text": Api(lambda: make_agent("learned", greedy="yes"), ["greedy='yes'", "True or False"]),
     "spec seed": Api(lambda: agent_from_spec("random:seed=3"), ["seed", "allowed"]),
-    "learned without a shipped policy": Api(lambda: make_agent("learned").setup(Game(make_config("mousel", 6)), 0),
-                                            ["no policy is shipped for mousel with 6 players", "allowed"]),
+    "learned without a shipped policy": Api(lambda: make_agent("learned").setup(
+                                                Game(make_config(UNSHIPPED_RULESET, UNSHIPPED_PLAYERS)), 0),
+                                            [UNSHIPPED_REFUSAL, "allowed"]),
     "spec twice": Api(lambda: agent_from_spec("pimc:samples=2,samples=3"), ["samples is given twice"]),
     "match runner pot": Api(lambda: _match_pot(-1), ["pot=-1", "allowed: a whole number >= 0"]),
     "bankroll too large": Api(lambda: mauscheln_env.env(bankroll=BIG), ["bankroll", "allowed"]),
