@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_train_golden import GOLDEN_RUNS, _recorded, fingerprint, run_golden
+from tests.test_train_golden import GOLDEN_RUNS, check_golden, fingerprint, run_golden
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,7 +222,7 @@ def test_sessions_must_split_evenly_over_the_ranks(tmp_path, capsys):
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
 def test_one_rank_reaches_the_golden_parameters(tmp_path, name):
     """``--nproc 1`` is the one-process trainer: it ends with exactly the recorded checkpoint."""
-    assert run_golden(name, tmp_path / "run", extra=["--nproc", "1"]) == _recorded()["runs"][name]
+    check_golden(name, run_golden(name, tmp_path / "run", extra=["--nproc", "1"]))
 
 
 # ---------------------------------------------------------------------------- other launchers (slow)
