@@ -23,6 +23,7 @@ The agents and the tools around them, one package per concern:
 * :mod:`agents.play` — a human at the table (``mauscheln play``) and rendered demos (``mauscheln demo``).
 """
 
+import mauscheln_env  # noqa: F401  (first: it loads the compiled build of the hot modules, mauscheln_env.compiled)
 from agents.adapters import EnvPolicy, play_env
 from agents.base import Agent, agent_from_spec, available_agents, make_agent, parse_agent_spec, register_agent
 from agents.evaluation.match import MatchRunner, SessionRecord, agent_seed, make_deal

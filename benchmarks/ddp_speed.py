@@ -19,7 +19,6 @@ import argparse
 import os
 import platform
 import re
-import shlex
 import statistics
 import subprocess
 import sys
@@ -97,9 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     out.line()
     out.line(f"# load average after: {load()}")
     if args.page is not None:
-        command = "python benchmarks/ddp_speed.py " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None
-                                                                                        else argv))
-        out.write(args.page, "Data-parallel speed-up", command, intro=(
+        out.write_run(args.page, "Data-parallel speed-up", "ddp_speed.py", argv, intro=(
             "`mauscheln train --nproc 2` (one torch thread per rank) against `--nproc 1` on the same machine, "
             "each figure the run's own last line (`training throughput: X decisions/s end to end`); the rounds "
             "alternate the order of the two runs. See [distributed training](../training/distributed.md)."))

@@ -415,6 +415,7 @@ WHAT = {
     "ddp-speed.md": "data-parallel training: `--nproc 2` against `--nproc 1`, every ruleset",
     "train-profile.md": "where a training update's time goes, for 1 and 2 ranks",
     "rllib-runner.md": "RLlib's batched env runner against the stock one",
+    "compiled-speed.md": "the searching agents with the compiled build against pure Python, the same games",
 }
 
 
@@ -430,7 +431,7 @@ def index_page(command: str) -> tuple[Path, str]:
 
     order = [*(f"{r}.md" for r in RULESETS), "summary.md", "policies.md", "leaderboard.md", "series.md",
              "exploitability.md", "performance.md", "bench-cost.md", "ddp-speed.md", "train-profile.md",
-             "rllib-runner.md"]
+             "rllib-runner.md", "compiled-speed.md"]
     pages = sorted((p for p in DOCS.glob("*.md") if p.name != "index.md"),
                    key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
     conf = ROOT / "docs" / "conf.py"

@@ -8,7 +8,8 @@ TorchScript file; ``mauscheln eval`` runs
 duplicate-deal evaluations; ``mauscheln play`` sits a human at the table;
 ``mauscheln bench`` runs the standard benchmark (suites of fixed deals, the
 leaderboard, the HTML report) and ``mauscheln replay`` prints one of its deals;
-``mauscheln serve`` puts the table and the replays in the browser.
+``mauscheln serve`` puts the table and the replays in the browser; ``mauscheln compile`` builds the
+compiled modules of the search and the scripted agents.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from mauscheln_env.ruleargs import ArgumentParser
 # Subcommands that live in other packages are imported only when used.
 SUBCOMMANDS = {
     "bench": ("agents.bench.cli", "The standard benchmark: suite runs, the leaderboard, the HTML report."),
+    "compile": ("mauscheln_env.compiled", "Compile the search's and the scripted agents' modules with Cython (the "
+                                          "compiled extra): the same games, faster."),
     "demo": ("agents.play.demo", "Play and render a short session between any agents."),
     "eval": ("agents.evaluation.cli", "Duplicate-deal evaluation of agents: pairings, cross-table, ratings; --suite: "
                              "the cross-table of every ruleset."),

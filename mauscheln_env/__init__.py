@@ -7,6 +7,7 @@ Importing the package also registers every ruleset and rule preset in PettingZoo
 (:mod:`mauscheln_env.registry`): ``pettingzoo.make("aec", "mauscheln/mousel-v1")``.
 """
 
+from mauscheln_env import compiled as _compiled  # noqa: F401  (first: it loads the compiled build where one is current)
 from mauscheln_env.config import RULESETS, RuleConfig, load_preset, make_config
 from mauscheln_env.engine import DealResult, DealSpec, Game, Phase, Role, State
 from mauscheln_env.env import env, raw_env

@@ -23,3 +23,7 @@ fi
 target="."
 [ -n "$extras" ] && target=".[${extras}]"
 "${pip[@]}" install -e "$target"
+if [[ ",$extras," == *",compiled,"* ]]; then
+  # the search's and the scripted agents' modules through Cython (mauscheln_env/compiled.py); stale ones only
+  .venv/bin/mauscheln compile build
+fi

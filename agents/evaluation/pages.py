@@ -140,6 +140,17 @@ class Transcript:
                 out.append(f"- {text}")
         return out
 
+    def write_run(self, path: str | Path, title: str, script: str, argv: Sequence[str] | None,
+                  intro: str = "") -> Path:
+        """:meth:`write` with the command that ran: ``python benchmarks/<script>`` and its arguments (``argv``,
+        or the process's own when None)."""
+        import shlex
+        import sys
+
+        args = sys.argv[1:] if argv is None else list(argv)
+        return self.write(path, title, " ".join(["python", f"benchmarks/{script}", *map(shlex.quote, args)]),
+                          intro=intro)
+
     def write(self, path: str | Path, title: str, command: str, intro: str = "") -> Path:
         from mauscheln_env.files import atomic_write_text
 
