@@ -5,11 +5,12 @@
     python benchmarks/compiled_speed.py --page docs/results/compiled-speed.md
 
 For each ruleset's 4-player table, each agent (``pimc`` and the search agent on the table's shipped policy)
-plays ``mauscheln eval --pair AGENT expert`` on the same deals twice per round: once with the compiled build
-(``mauscheln compile build``) and once with ``MAUSCHELN_PURE=1``, the order alternating from round to round.
-A figure is the pairing's own wall time (``seconds`` of ``results.json``: the games, without the process's
-start-up). Every pure and compiled run of a pairing must give the same result of every game, else the script
-stops. On a shared machine the figures move with the other load; the ratios come from runs side by side.
+plays a duplicate evaluation against ``expert`` (``mauscheln eval --pair AGENT expert``, one worker) on the same
+deals twice per round, each in a fresh process: once with the compiled build (``mauscheln compile build``) and
+once with ``MAUSCHELN_PURE=1``, the order alternating from round to round. A figure is the CPU seconds of the
+pairing in its process (the games, without the imports), which another job on the machine moves far less than
+wall time. Every pure and compiled run of a pairing must give the same result of every game, else the script
+stops.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,21 +42,33 @@ def load() -> str:
     return f"{one:.1f}/{five:.1f}"
 
 
+PAIRING = """
+import json, sys, time
+import torch
+from agents.evaluation.duplicate import Settings, evaluate_pair
+torch.set_num_threads(1)
+agent, ruleset, deals, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+settings = Settings(ruleset=ruleset, players=4, deals=deals, seed=seed)
+cpu = time.process_time()
+result = evaluate_pair(agent, "expert", settings)
+print(json.dumps({"cpu": time.process_time() - cpu, "per_deal": result.per_deal.tolist()}))
+"""
+"""The pairing in a fresh process: its CPU seconds (the games, without the imports) and its per-deal results."""
+
+
 def pairing(ruleset: str, agent: str, deals: int, seed: int, pure: bool) -> tuple[float, list]:
-    """One ``mauscheln eval`` of ``agent`` against ``expert``: the pairing's seconds and its per-deal results."""
+    """One duplicate evaluation of ``agent`` against ``expert``: its CPU seconds and its per-deal results."""
     env = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
     if pure:
         env[compiled.PURE_ENV] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    with tempfile.TemporaryDirectory(prefix="compiled_speed_") as tmp:
-        argv = [sys.executable, "-m", "mauscheln.cli", "eval", "--ruleset", ruleset, "--players", "4", "--pair",
-                agent, "expert", "--deals", str(deals), "--seed", str(seed), "--workers", "1", "--no-progress",
-                "--out", tmp, "--overwrite"]
-        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"compiled_speed: {shlex.join(argv[2:])} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
-        pair = json.loads((Path(tmp) / "results.json").read_text())["pairs"][0]
-    return float(pair["seconds"]), pair["per_deal"]
+    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = "1"  # one compute thread, as a bench run's workers
+    argv = [sys.executable, "-c", PAIRING, agent, ruleset, str(deals), str(seed)]
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"compiled_speed: {agent} at {ruleset} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(out["cpu"]), out["per_deal"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,10 +104,10 @@ def main(argv: list[str] | None = None) -> None:
                     if games.setdefault(pure, per_deal) != per_deal or games.get(not pure, per_deal) != per_deal:
                         sys.exit(f"compiled_speed: {agent} at {ruleset} played other games compiled than pure")
                     out.line(f"{ruleset}, {agent}: round {round_ + 1}, {'pure' if pure else 'compiled'}: "
-                             f"{seconds:.1f} s (load average {load()})")
+                             f"{seconds:.1f} CPU s (load average {load()})")
             rows.append((ruleset, agent, statistics.mean(times[True]), statistics.mean(times[False])))
     out.line()
-    out.line("| table | agent | pure Python (s per deal) | compiled (s per deal) | speed-up | same games |")
+    out.line("| table | agent | pure Python (CPU s per deal) | compiled (CPU s per deal) | speed-up | same games |")
     out.line("|---|---|---:|---:|---:|---|")
     for ruleset, agent, pure_s, fast_s in rows:
         out.line(f"| {ruleset}_4p | `{agent}` | {pure_s / args.deals:.2f} | {fast_s / args.deals:.2f} | "
@@ -106,8 +117,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.page is not None:
         out.write_run(args.page, "The compiled build's speed", "compiled_speed.py", argv, intro=(
             "The searching agents against `expert`, each pairing played with the compiled build (`mauscheln "
-            "compile build`) and with `MAUSCHELN_PURE=1` on the same deals, the order alternating; the seconds "
-            "are the pairing's own (the games, not the process's start-up), per duplicate deal (8 games). The two "
+            "compile build`) and with `MAUSCHELN_PURE=1` on the same deals, the order alternating; the figures "
+            "are the CPU seconds of the pairing's process (the games, not its imports) per duplicate deal (8 "
+            "games, one worker). The two "
             "runs of a pairing played the same games (the script stops otherwise). See "
             "[performance](../performance.md)."))
 
