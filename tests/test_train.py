@@ -706,6 +706,7 @@ SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "maus
            "mauscheln_classic3": ("mauscheln_classic", 3), "mauscheln_classic4": ("mauscheln_classic", 4),
            "mauscheln_classic5": ("mauscheln_classic", 5),
            "mousel3": ("mousel", 3), "mousel4": ("mousel", 4), "mousel5": ("mousel", 5), "mousel6": ("mousel", 6),
+           "mousel7": ("mousel", 7),
            "mouche3": ("mouche", 3), "mouche4": ("mouche", 4), "mouche5": ("mouche", 5), "mouche6": ("mouche", 6),
            "muschka3": ("muschka", 3), "muschka4": ("muschka", 4)}
 """Every policy in agents/learned/policies/ and the table it was trained for (a file missing or added fails a test)."""
@@ -736,7 +737,8 @@ def test_each_shipped_policy_loads_by_name_and_beats_random(name):
 def test_each_shipped_policy_refuses_another_game(name):
     ruleset, players = SHIPPED[name]
     agent = LearnedAgent(checkpoint=name)
-    other = "mousel" if ruleset != "mousel" else "mouche"
+    other = next(r for r in ("mousel", "mauscheln", "mouche") if r != ruleset  # a ruleset with this many seats
+                 and RULESETS[r].min_players <= players <= RULESETS[r].max_players)
     fewer_or_more = players - 1 if players == RULESETS[ruleset].max_players else players + 1
     for game in (Game(make_config(ruleset, fewer_or_more)), Game(make_config(other, players))):
         with pytest.raises(CheckpointError, match=f"trained for {ruleset}, {players} players"):
