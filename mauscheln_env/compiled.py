@@ -74,6 +74,10 @@ ROOT = Path(__file__).resolve().parent.parent
 """The folder that holds the packages (``mauscheln_env``, ``agents``)."""
 
 
+def _pure() -> bool:
+    return os.environ.get(PURE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 class CompiledError(ValueError):
     """A build that cannot be made as asked (no Cython, an unknown module, a compiler error)."""
 
@@ -148,7 +152,7 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
 def install(root: Path = ROOT, modules: Sequence[str] = MODULES) -> CompiledFinder | None:
     """Put the finder of ``root``'s build first on ``sys.meta_path`` (once); None when nothing is built or
     ``MAUSCHELN_PURE`` is set."""
-    if os.environ.get(PURE_ENV, "").strip().lower() in ("1", "true", "yes"):
+    if _pure():
         return None
     for finder in sys.meta_path:
         if getattr(finder, "mauscheln_root", None) == root:  # also one installed by another copy of this module
@@ -236,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("status", help="which modules load compiled")
     args = p.parse_args(argv)
     if args.command == "status":
+        if _pure():
+            print(f"{PURE_ENV} is set: every module loads from its source, whatever is built")
         for module, state in status().items():
             print(f"{module}: {state}")
         return 0

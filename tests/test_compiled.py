@@ -156,3 +156,15 @@ def test_building_an_unknown_module_is_refused(tmp_path):
     with pytest.raises(compiled.CompiledError, match="cannot compile os.path; allowed: agents.search.pimc"):
         compiled.build(["os.path"], root=tmp_path)
     assert not (tmp_path / ".compiled").exists()
+
+
+def test_the_command_lists_every_module_and_refuses_nonsense(capsys, monkeypatch):
+    monkeypatch.setenv(compiled.PURE_ENV, "1")
+    assert compiled.main(["status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{compiled.PURE_ENV} is set")
+    assert [line.split(":")[0] for line in lines[1:]] == list(compiled.MODULES)
+    with pytest.raises(SystemExit) as stop:
+        compiled.main(["build", "--jobs", "0"])
+    assert stop.value.code == 2
+    assert "--jobs 0 is not allowed; allowed: a whole number >= 1" in capsys.readouterr().err
