@@ -1320,7 +1320,9 @@ def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
     reached_the_end = False
     with pytest.raises(KeyboardInterrupt):
         with _ctrl_c_held():
-            os.kill(os.getpid(), signal.SIGINT)
+            # raise_signal delivers to this thread, whose handler then runs before the next bytecodes; os.kill may
+            # deliver to another thread of the process, which a busy machine can run only after the block
+            signal.raise_signal(signal.SIGINT)
             for _ in range(1000):  # the handler runs between bytecodes: give it every chance to raise here
                 pass
             reached_the_end = True
