@@ -1316,21 +1316,24 @@ def test_a_ctrl_c_while_torch_is_imported_is_held_until_the_import_ends():
     (exit -6). Inside ``_ctrl_c_held`` a SIGINT is only noted, and raised on leaving, to the handler in place."""
     from agents.evaluation.duplicate import _ctrl_c_held
 
-    before = signal.getsignal(signal.SIGINT)
-    reached_the_end = False
-    with pytest.raises(KeyboardInterrupt):
-        with _ctrl_c_held():
-            # raise_signal delivers to this thread, whose handler then runs before the next bytecodes; os.kill may
-            # deliver to another thread of the process, which a busy machine can run only after the block
-            signal.raise_signal(signal.SIGINT)
-            for _ in range(1000):  # the handler runs between bytecodes: give it every chance to raise here
-                pass
-            reached_the_end = True
-    assert reached_the_end
-    assert signal.getsignal(signal.SIGINT) is before
-    with _ctrl_c_held():  # no Ctrl-C: nothing is raised
-        pass
-    assert signal.getsignal(signal.SIGINT) is before
+    # Python's own handler, as in `mauscheln eval`: another test in this worker process may have left SIGINT
+    # ignored or handled otherwise, and the held Ctrl-C goes to the handler in place on leaving
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        reached_the_end = False
+        with pytest.raises(KeyboardInterrupt):
+            with _ctrl_c_held():
+                signal.raise_signal(signal.SIGINT)  # to this thread: its handler runs before the next bytecodes
+                for _ in range(1000):  # give the handler every chance to raise here
+                    pass
+                reached_the_end = True
+        assert reached_the_end
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with _ctrl_c_held():  # no Ctrl-C: nothing is raised
+            pass
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outer if outer is not None else signal.default_int_handler)
 
 
 def test_ctrl_c_while_the_eval_workers_start_neither_hangs_nor_traces():
