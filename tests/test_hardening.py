@@ -1178,13 +1178,22 @@ def test_ctrl_c_ends_a_command_with_130_and_no_traceback(name, monkeypatch, caps
 
 
 # ---------------------------------------------------------------------- train: what it prints; Ctrl-C (subprocesses)
-def test_train_prints_its_run_directory_first_and_a_progress_bar_for_the_final_evaluation(tmp_path, capsys):
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "log"])
+def test_train_prints_its_run_directory_first_and_a_progress_bar_for_the_final_evaluation_on_a_terminal(
+        tmp_path, capsys, monkeypatch, terminal):
+    """On a terminal the final evaluation shows a tqdm bar; in a log (stderr redirected) no bar's frames, which
+    would fill the log with carriage returns, only the progress lines (none for a run this short)."""
+    pytest.importorskip("tqdm")
+    monkeypatch.setattr(importlib.import_module("agents.evaluation.progress"), "_is_tty", lambda stream: terminal)
     run = tmp_path / "run"
     rc, out, err = run_cli("train", [*TRAIN, "--run-dir", str(run), "--total-decisions", "256", "--final-eval-deals", "2",
                                      "--final-eval-agents", "random"], capsys)
     assert rc == 0, err
     assert out.splitlines()[0] == f"run directory: {run}"
-    assert "learned vs random" in err and "0/2" in err  # the tqdm bar on stderr (its later refreshes are timed)
+    if terminal:
+        assert "learned vs random" in err and "0/2" in err  # the bar on stderr (its later refreshes are timed)
+    else:
+        assert "\r" not in err and "learned vs random" not in err
     assert (run / "evaluation.png").is_file() and (run / "evaluation.md").is_file()
 
 

@@ -40,7 +40,6 @@ Backends
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import math
 import multiprocessing
 import os
@@ -457,9 +456,8 @@ def evaluate_pair(candidate: str, baseline: str, settings: Settings, *, workers:
     if isinstance(progress, RunProgress):
         bar, own = progress, False
     else:
-        name = label or f"{candidate} vs {baseline}"  # a bar wherever tqdm is installed, as callers (train) expect
-        bar, own = RunProgress([(name, total)], workers=workers, enabled=bool(progress), title=name,
-                               bar=None if importlib.util.find_spec("tqdm") is None else True), True
+        name = label or f"{candidate} vs {baseline}"  # a bar on a terminal, lines in a log (the trainer's)
+        bar, own = RunProgress([(name, total)], workers=workers, enabled=bool(progress), title=name), True
         bar.begin(0)
     t0 = time.perf_counter()
 
