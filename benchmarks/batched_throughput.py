@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -44,6 +43,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.evaluation.pages import cpu_model  # noqa: E402
 from mauscheln_env.batched import BatchedMauscheln, keep_freed_memory  # noqa: E402
 from mauscheln_env.errors import MauschelnError  # noqa: E402
 from mauscheln_env.ruleargs import ArgumentParser, add_rule_arguments, config_from_namespace, fail, options_of  # noqa: E402
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     shown = ", ".join(f"{k}={v}" for k, v in config.options.items())
     print(f"# batched_throughput: {config.ruleset}, {config.num_players} players, {config.num_cards} cards; {shown}; "
           f"copy={args.copy}; malloc: {malloc}")
-    print(f"# torch {torch.__version__}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
+    print(f"# torch {torch.__version__}, {os.cpu_count()} CPUs, {cpu_model()}, "
           f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     for d in devices:

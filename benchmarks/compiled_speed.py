@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,8 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.bench.run import machine_info  # noqa: E402
-from agents.evaluation.pages import Transcript, commit  # noqa: E402
+from agents.evaluation.pages import Transcript, commit, cpu_model  # noqa: E402
 from mauscheln_env import compiled  # noqa: E402
 
 RULESETS = ("mauscheln", "mauscheln_classic", "mousel", "mouche", "muschka")
@@ -91,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     out.line(f"# compiled_speed: {args.deals} duplicate deals per pairing against expert (seed {args.seed}), "
              f"{args.rounds} round(s), one worker; commit {commit()}; "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    out.line(f"# {os.cpu_count()} CPUs, {machine_info()['cpu'] or platform.machine()}, load average before: {load()}")
+    out.line(f"# {os.cpu_count()} CPUs, {cpu_model()}, load average before: {load()}")
     rows = []
     for ruleset in args.rulesets:
         for template in AGENTS:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.evaluation.pages import Transcript  # noqa: E402
+from agents.evaluation.pages import Transcript, cpu_model  # noqa: E402
 
 RULESETS = ("mauscheln", "mauscheln_classic", "mousel", "mouche", "muschka")
 THROUGHPUT = re.compile(r"^training throughput: ([\d,]+) decisions/s end to end", re.MULTILINE)
@@ -74,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
                             text=True).stdout.strip() or "unknown"
     out.line(f"# ddp_speed: {Path(args.config).name}, {args.updates} updates per run, {args.rounds} round(s) per "
              f"ruleset, one torch thread per rank; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    out.line(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: {load()}")
+    out.line(f"# {os.cpu_count()} CPUs, {cpu_model()}, load average before: {load()}")
     results: dict[str, dict[int, list[float]]] = {}
     for ruleset in args.rulesets:
         figures: dict[int, list[float]] = {1: [], 2: []}

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.evaluation.pages import Transcript  # noqa: E402
+from agents.evaluation.pages import Transcript, cpu_model  # noqa: E402
 
 
 def make_runner(kind: str, envs: int, flags: list[str]):
@@ -83,7 +83,7 @@ def main() -> None:
     out = Transcript()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    out.line(f"{time.strftime('%Y-%m-%d %H:%M')} commit {commit} on {platform.node()} ({os.cpu_count()} CPUs), "
+    out.line(f"{time.strftime('%Y-%m-%d %H:%M')} commit {commit} on {platform.node()} ({os.cpu_count()} CPUs, {cpu_model()}), "
              f"{args.ruleset} {args.players} players, train batch {args.train_batch}, batched {envs['batched']} "
              f"tables, stock {envs['stock']} envs; load average before {os.getloadavg()}")
     runners = {kind: make_runner(kind, envs[kind], flags) for kind in ("batched", "stock")}

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import shlex
 import statistics
@@ -31,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.evaluation.pages import Transcript  # noqa: E402
+from agents.evaluation.pages import Transcript, cpu_model  # noqa: E402
 from train.ppo.profile import PARTS  # noqa: E402
 
 LINE = re.compile(r"^profile update (\d+) rank (\d+): (.*)$")
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     out = Transcript()
     out.line(f"# train_profile: {Path(args.config).name}, {args.ruleset}, {args.updates} updates per run, device "
              f"{args.device}; commit {commit}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    out.line(f"# {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, load average before: "
+    out.line(f"# {os.cpu_count()} CPUs, {cpu_model()}, load average before: "
              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     columns: list[tuple[str, dict[str, float]]] = []
     rates: list[tuple[int, float | None]] = []

@@ -65,6 +65,7 @@ from agents.evaluation.duplicate import (
     summarize,
 )
 from agents.evaluation.match import FORMATS
+from agents.evaluation.pages import cpu_model
 from agents.evaluation.progress import RunProgress
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
@@ -207,15 +208,7 @@ def project_info() -> dict[str, Any]:
 
 
 def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
+    info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu_model(),
             "cpus": os.cpu_count(), "numpy": np.__version__}
     if "torch" in sys.modules:
         info["torch"] = sys.modules["torch"].__version__

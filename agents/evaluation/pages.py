@@ -29,9 +29,22 @@ FIELDS = ("command", "date", "commit", "machine")
 """The provenance every generated page states, one ``* name: value`` line each."""
 
 
+def cpu_model() -> str:
+    """The processor's model (Linux's ``model name``, e.g. ``AMD EPYC``), else what :mod:`platform` knows: speed
+    figures differ about twofold between the processors of one architecture, so a page names the model."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> str:
-    """The machine in a few words: system, architecture, CPUs, Python."""
-    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}"
+    """The machine in a few words: system, architecture, processor, CPUs, Python."""
+    return (f"{platform.system()} {platform.machine()} ({cpu_model()}), {os.cpu_count()} CPU(s), "
+            f"Python {platform.python_version()}")
 
 
 def commit() -> str:
