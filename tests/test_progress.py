@@ -73,7 +73,19 @@ def test_a_line_is_due_while_waiting_for_the_workers():
     assert out.getvalue() == ""
     clock.now += 3
     bar.tick()
-    assert out.getvalue().splitlines() == ["run: pairing 1/1 x: 0/2 deals | overall 0/2 deals | elapsed 6s | ETA overall ?"]
+    assert out.getvalue().splitlines() == ["run: x: 0/2 deals | elapsed 6s | ETA ?"]
+
+
+def test_a_run_of_one_pairing_names_it_once():
+    """One pairing is the whole run: its label once (not again where it is the title, as the trainer's final
+    evaluation has it), its deals once, one time left."""
+    clock, out = Clock(), io.StringIO()
+    bar = RunProgress([("a vs b", 10)], clock=clock, stream=out, bar=False, title="a vs b", every=5.0)
+    bar.begin(0)
+    clock.now += 6
+    bar.update(6)
+    assert out.getvalue().splitlines() == ["a vs b: 6/10 deals | elapsed 6s | ETA 4s"]
+    assert bar.line(overall=False) == "elapsed 6s | ETA 4s"  # beside a bar, which counts the deals itself
 
 
 def test_a_short_run_writes_nothing_and_a_disabled_one_nothing_at_all():
@@ -122,7 +134,7 @@ def test_bench_run_and_eval_print_progress_lines_on_a_pipe(tmp_path, capsys, mon
     assert "ETA" not in out
     assert eval_cli.main(["--agents", "random", "beginner", "--deals", "3"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert any(line.startswith("mauscheln eval: pairing 1/1 random vs beginner: 3/3 deals | ") for line in err), err
+    assert any(line.startswith("mauscheln eval: random vs beginner: 3/3 deals | elapsed ") for line in err), err
     assert err[-1].startswith("mauscheln eval: done: 3 deals in "), err
 
 

@@ -158,20 +158,29 @@ class RunProgress:
         return pairing, total
 
     def line(self, overall: bool = True) -> str:
-        """The status line: the pairing in play, deals overall (unless a bar shows them), elapsed, time left."""
+        """The status line: the pairing in play, deals overall (unless a bar shows them), elapsed, time left; a run
+        of one pairing names it once and counts its deals once."""
         now = self.clock()
         parts = []
         i = self.current
-        if i is not None:
-            parts.append(f"pairing {i + 1}/{len(self.totals)} {self.labels[i]}: {self.done[i]}/{self.totals[i]} deals")
-        if overall:
-            parts.append(f"overall {sum(self.done)}/{sum(self.totals)} deals")
+        single = len(self.totals) == 1  # the pairing is the run: its label once, its deals once, one ETA
+        if single:
+            if overall:
+                label = "" if self.labels[0] == self.title else f"{self.labels[0]}: "
+                parts.append(f"{label}{self.done[0]}/{self.totals[0]} deals")
+        else:
+            if i is not None:
+                parts.append(f"pairing {i + 1}/{len(self.totals)} {self.labels[i]}: "
+                             f"{self.done[i]}/{self.totals[i]} deals")
+            if overall:
+                parts.append(f"overall {sum(self.done)}/{sum(self.totals)} deals")
         parts.append(f"elapsed {duration(now - self.start)}")
         pairing, total = self.left()
         eta = []
-        if pairing is not None:
+        if pairing is not None and not single:
             eta.append(f"pairing {duration(pairing)}")
-        eta.append(f"overall {'?' if total is None else duration(total)}")
+        left = "?" if total is None else duration(total)
+        eta.append(left if single else f"overall {left}")
         parts.append("ETA " + ", ".join(eta))
         return (self._prefix() if overall else "") + " | ".join(parts)
 
