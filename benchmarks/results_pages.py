@@ -258,6 +258,16 @@ def default_tables() -> dict[str, str]:
     return {table_name(r, make_config(r).num_players): r for r in RULESETS}
 
 
+def field_line(board: Any, suite: str = SUITE) -> str:
+    """Whether ``board`` holds its table's whole reference field, as this checkout plays it (the current policies)."""
+    from agents.bench.decks import load_deal_set
+    from agents.bench.leaderboard import field_markdown, field_status
+    from agents.bench.run import FIELD_DEALS, reference_keys
+
+    deal_set = load_deal_set(suite, board.table)
+    return field_markdown(field_status(board, reference_keys(deal_set), min(FIELD_DEALS, len(deal_set))))
+
+
 def leaderboard_page(command: str, suite: str = SUITE) -> tuple[Path, str]:
     from agents.bench.leaderboard import board_markdown
 
@@ -280,7 +290,8 @@ def leaderboard_page(command: str, suite: str = SUITE) -> tuple[Path, str]:
                       f"{len(board.entries)} agents from {board.records} result record(s): its ratings, "
                       f"cross-table, pairings and records are on [its page]({ruleset}.md).", ""]
             continue
-        lines += [board_markdown(board, crosstable=True), "", "Records:", "", *record_lines(records, board.table), ""]
+        lines += [board_markdown(board, crosstable=True), "", field_line(board, suite), "", "Records:", "",
+                  *record_lines(records, board.table), ""]
     return DOCS / "leaderboard.md", "\n".join(lines)
 
 
@@ -313,7 +324,7 @@ def ruleset_pages(command: str, suite: str = SUITE) -> list[tuple[Path, str]]:
             "the end with the commit, date and machine that played each), as `mauscheln bench leaderboard "
             f"--ruleset {ruleset}` shows them on a fresh install. The field and the protocol: "
             "[the benchmark](../evaluation/benchmark.md)."))
-        lines += ["## Ratings", "", board_markdown(board, crosstable=False), "",
+        lines += ["## Ratings", "", board_markdown(board, crosstable=False), "", field_line(board, suite), "",
                   "## Cross-table", "", crosstable_markdown(board.agents, board.pairs, board.ratings), "",
                   CROSSTABLE_LEGEND, "", "## Per pairing", "", *pairing_table(board.pairs), ""]
         lines += [f"![{ruleset} cross-table]({chart.name})", ""] if drawn else [

@@ -21,6 +21,7 @@ import pytest
 from agents.base import make_agent
 from agents.bench import cli, decks, leaderboard, replay
 from agents.bench.run import (
+    FIELD_DEALS,
     AgentId,
     BenchError,
     find_reusable,
@@ -29,6 +30,7 @@ from agents.bench.run import (
     record_digest,
     reference_agents,
     reference_field,
+    reference_keys,
     run_bench,
     without_timing,
 )
@@ -778,8 +780,12 @@ def test_the_shipped_records_are_valid_and_the_results_pages_show_them():
     assert len(boards) == len(decks.tables_of("v1"))
     defaults = {decks.table_name(r, make_config(r).num_players): r for r in RULESETS}
     for board in boards:
+        deal_set = decks.load_deal_set("v1", board.table)
+        status = leaderboard.field_markdown(leaderboard.field_status(
+            board, reference_keys(deal_set), min(FIELD_DEALS, len(deal_set))))
         if board.table not in defaults:
             assert leaderboard.board_markdown(board, crosstable=True) in page, board.table
+            assert status in page, board.table
             continue
         ruleset = defaults[board.table]
         assert f"]({ruleset}.md)" in page and leaderboard.board_markdown(board, crosstable=True) not in page
@@ -787,6 +793,26 @@ def test_the_shipped_records_are_valid_and_the_results_pages_show_them():
         assert leaderboard.board_markdown(board, crosstable=False) in own, board.table
         assert leaderboard.crosstable_markdown(board.agents, board.pairs, board.ratings) in own, board.table
         assert "\n".join(pairing_table(board.pairs)) in own, board.table
+        assert status in own and status not in page, board.table
+
+
+def test_a_board_says_how_much_of_its_reference_field_it_holds():
+    """A table's reference field is complete when every agent of it has a record on the board and every pairing
+    among them has at least the minimum deals; otherwise the status names what is missing and what is short."""
+    board = next(b for b in leaderboard.leaderboard(yours=False) if b.table == "mauscheln_3p")
+    field = list(board.agents)
+    fewest = min(p.deals for p in board.pairs)
+    status = leaderboard.field_status(board, field, fewest)
+    assert status.complete and "complete, every pairing on at least" in leaderboard.field_markdown(status)
+    newer = "learned:checkpoint=mauscheln3#000000000000"  # another version of a policy: its record does not count
+    status = leaderboard.field_status(board, [*field, newer], fewest)
+    assert status.missing == (newer,) and not status.short and not status.complete
+    assert f"no record yet of `{newer}`" in leaderboard.field_markdown(status)
+    status = leaderboard.field_status(board, field[:3], fewest + 1)
+    played = {frozenset((p.candidate, p.baseline)): p.deals for p in board.pairs}
+    assert status.short == tuple((a, b, played[frozenset((a, b))]) for i, a in enumerate(field[:3])
+                                 for b in field[i + 1:3])
+    assert f"({fewest} deals)" in leaderboard.field_markdown(status) and not status.missing
 
 
 def test_the_cost_page_is_written_from_its_data(tmp_path, capsys):

@@ -639,6 +639,50 @@ def board_markdown(board: Board, crosstable: bool = True) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class FieldStatus:
+    """How far a table's board holds its reference field: the field's agents with no record on it, and the
+    pairings among the others played on fewer than ``min_deals`` deals (0: never)."""
+
+    field: tuple[str, ...]
+    missing: tuple[str, ...]
+    short: tuple[tuple[str, str, int], ...]
+    min_deals: int
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.short
+
+
+def field_status(board: Board, field: Sequence[str], min_deals: int) -> FieldStatus:
+    """Which of ``field`` (the table's reference agents as board keys, :func:`agents.bench.run.reference_keys`)
+    the board lacks, and which of their pairings it holds on fewer than ``min_deals`` deals (pooled over records)."""
+    present = set(board.agents)
+    missing = tuple(a for a in field if a not in present)
+    played = {frozenset((p.candidate, p.baseline)): p.deals for p in board.pairs}
+    kept = [a for a in field if a in present]
+    short = tuple((a, b, played.get(frozenset((a, b)), 0)) for i, a in enumerate(kept) for b in kept[i + 1:]
+                  if played.get(frozenset((a, b)), 0) < min_deals)
+    return FieldStatus(tuple(field), missing, short, min_deals)
+
+
+def field_markdown(status: FieldStatus) -> str:
+    """One paragraph: the reference field is complete, or what it still lacks."""
+    head = f"**Reference field** ({len(status.field)} agents: {', '.join(f'`{a}`' for a in status.field)}): "
+    if status.complete:
+        return head + f"complete, every pairing on at least {status.min_deals} deals."
+    parts = []
+    if status.missing:
+        parts.append("no record yet of " + ", ".join(f"`{a}`" for a in status.missing))
+    if status.short:  # by the later agent of the field: the one whose runs are still to come
+        against: dict[str, list[str]] = {}
+        for a, b, n in status.short:
+            against.setdefault(b, []).append(f"`{a}` ({n} deals)" if n else f"`{a}` (not played)")
+        parts.append(f"pairings under {status.min_deals} deals: " + "; ".join(
+            f"`{b}` against " + ", ".join(them) for b, them in against.items()))
+    return head + "**not complete**: " + "; ".join(parts) + "."
+
+
 def interval_text(low: float | None, high: float | None) -> str:
     """``+12 … +80``, or ``—`` where the interval is undefined (None, NaN or infinite: an agent without a
     finite bound)."""

@@ -189,6 +189,17 @@ def reference_field(deal_set: DealSet) -> list[str]:
     return [*agents, *(f"learned:checkpoint={name}" for name in policies), *search]
 
 
+FIELD_DEALS = 500
+"""The fewest deals per pairing of a complete reference field: the searching agents play this many deals of the
+suite against the field, the others the whole suite where it fits (``benchmarks/bench_suite.py``)."""
+
+
+def reference_keys(deal_set: DealSet) -> list[str]:
+    """The leaderboard keys (:attr:`AgentId.key`) of a table's :func:`reference_field` as this checkout plays it:
+    a shipped policy's key holds the hash of its weights, so a record of another version of it does not count."""
+    return [identify(spec).key for spec in reference_field(deal_set)]
+
+
 # ---------------------------------------------------------------------- provenance
 def project_info() -> dict[str, Any]:
     """The project's version and, in a git checkout, the commit and whether tracked files differ from it."""
