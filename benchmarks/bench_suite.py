@@ -31,15 +31,15 @@ from pathlib import Path
 
 from agents.bench import cli
 from agents.bench.decks import load_deal_set, tables_of
-from agents.bench.run import reference_field
+from agents.bench.run import FIELD_DEALS, reference_field
 
 DEALS = {"mauscheln_5p": 500, "mauscheln_6p": 500, "mauscheln_7p": 500}
 """Deals per pairing where the whole suite would take too long on this project's busy 2-core machine (the
 scripted agents take about 0.03-0.08 s per deal and pairing at 4 players, 0.18 s at 7, one worker); elsewhere
 the whole suite (1,000 deals)."""
-SLOW_DEALS = 500
+SLOW_DEALS = FIELD_DEALS
 """Deals per pairing of the searching agents (``pimc`` and the search agents on the shipped policies): the
-benchmark's floor for them. They cost far more per deal than the others (docs/results/bench-cost.md
+benchmark's floor for a complete field (:data:`agents.bench.run.FIELD_DEALS`). They cost far more per deal than the others (docs/results/bench-cost.md
 measures it), so a whole table's field takes hours of a 2-core machine."""
 
 
