@@ -236,7 +236,7 @@ def record_lines(records: dict[Path, dict[str, Any]], table: str) -> list[str]:
         m = record.get("machine", {})
         lines.append(f"* `{rel(path)}`: `{record['agent']['spec']}`, played {record.get('date', '?')[:16]} "
                      f"at commit {str(record.get('project', {}).get('commit', '?'))[:7]} on {m.get('cpu', '?')} "
-                     f"({m.get('cpus', '?')} CPUs)")
+                     f"({m.get('cpus', '?')} CPUs{', ' + m['build'] + ' build' if m.get('build') else ''})")
     return lines
 
 

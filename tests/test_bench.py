@@ -36,6 +36,7 @@ from agents.bench.run import (
 )
 from agents.evaluation.duplicate import Settings, evaluate_pair
 from agents.evaluation.match import game_order
+from mauscheln_env.compiled import loaded
 from mauscheln_env.config import RULESETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,6 +180,7 @@ def test_a_record_names_what_produced_it(record, ds4):
     for key in ("version", "commit", "dirty"):
         assert key in record["project"]
     assert record["machine"]["cpus"] and record["date"] and record["wall_seconds"] >= 0
+    assert record["machine"]["build"] == ("compiled" if loaded() else "source")
     for p in record["pairs"]:
         assert p["deals"] == 3 and len(p["per_deal"]) == 3 and p["source"] == "played"
         assert len(p["replays"]) == 2 and all(len(games) == 8 for games in p["replays"])

@@ -67,6 +67,7 @@ from agents.evaluation.duplicate import (
 from agents.evaluation.match import FORMATS
 from agents.evaluation.pages import cpu_model
 from agents.evaluation.progress import RunProgress
+from mauscheln_env.compiled import loaded
 from mauscheln_env.engine import Game
 from mauscheln_env.errors import MauschelnError
 from mauscheln_env.files import atomic_write, atomic_write_text, strict_json
@@ -219,8 +220,10 @@ def project_info() -> dict[str, Any]:
 
 
 def machine_info() -> dict[str, Any]:
+    """The machine and build a measurement ran on: ``build`` is ``compiled`` where this process imports the
+    compiled build of the search and the scripted agents (``mauscheln compile build``), else ``source``."""
     info = {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu_model(),
-            "cpus": os.cpu_count(), "numpy": np.__version__}
+            "cpus": os.cpu_count(), "numpy": np.__version__, "build": "compiled" if loaded() else "source"}
     if "torch" in sys.modules:
         info["torch"] = sys.modules["torch"].__version__
     return info

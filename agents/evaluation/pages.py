@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mauscheln_env.compiled import loaded
+
 MARK = "<!-- generated page: run the command below to rewrite it; do not edit it by hand -->"
 """The first line of every generated results page."""
 HAND_WRITTEN = "<!-- written by hand: eval --suite keeps what follows -->"
@@ -42,9 +44,10 @@ def cpu_model() -> str:
 
 
 def machine() -> str:
-    """The machine in a few words: system, architecture, processor, CPUs, Python."""
+    """The machine in a few words: system, architecture, processor, CPUs, Python, and whether the search and
+    the scripted agents run from the compiled build (``mauscheln compile build``) or from source."""
     return (f"{platform.system()} {platform.machine()} ({cpu_model()}), {os.cpu_count()} CPU(s), "
-            f"Python {platform.python_version()}")
+            f"Python {platform.python_version()}, {'compiled' if loaded() else 'source'} build")
 
 
 def commit() -> str:
