@@ -925,9 +925,9 @@ def test_the_leaderboard_counts_a_shipped_record_you_also_submitted_once(tmp_pat
 
 
 def test_report_records_and_leaderboard_are_strict_json_with_one_deal_pairings(tmp_path, mine, capsys):
-    """Every JSON written from records that hold one-deal pairings (the user's, and pimc's at mauscheln_7p among
-    the shipped ones) parses strictly, the page's embedded data included; undefined intervals are null, shown
-    as —."""
+    """Every JSON written from records that hold a one-deal pairing (the user's, beside the shipped ones) parses
+    strictly, the page's embedded data and the leaderboard's ``--json`` included; undefined intervals are null,
+    shown as —."""
     from agents.bench.report import write_report
     from agents.bench.run import write_record
 
@@ -939,9 +939,6 @@ def test_report_records_and_leaderboard_are_strict_json_with_one_deal_pairings(t
     assert leaderboard.read_record(tmp_path / "mine.json.gz") == plain
     db = tmp_path / "lb.sqlite"
     leaderboard.submit(leaderboard.read_record(tmp_path / "mine.json"), db)
-    seven = [p for p in leaderboard.shipped_paths("v1") if p.parent.name == "mauscheln_7p"]
-    one_deal = [r for r in map(leaderboard.read_record, seven) if any(p["deals"] == 1 for p in r["pairs"])]
-    assert one_deal  # the shipped records hold one-deal pairings too
     write_report(tmp_path / "rep", db=db, tables=["mauscheln_4p", "mauscheln_7p"], replay_deals=1)
     data = _strict((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
@@ -949,13 +946,13 @@ def test_report_records_and_leaderboard_are_strict_json_with_one_deal_pairings(t
     assert _strict(embedded) == data
     assert "Infinity" not in embedded and "NaN" not in embedded
     assert [t["table"] for t in data["tables"]] == ["mauscheln_4p", "mauscheln_7p"]
-    seven_board = data["tables"][1]["board"]
-    assert any(p["advantage"]["low"] is None for p in seven_board["pairs"])
-    assert data["records"]["yours"] == 1 and data["tables"][0]["board"]["yours"] == 1
+    four_board = data["tables"][0]["board"]
+    assert any(p["advantage"]["low"] is None for p in four_board["pairs"])
+    assert data["records"]["yours"] == 1 and four_board["yours"] == 1
     assert "<th>from</th>" in page and ">yours</td>" in page and "± —" in page and "± inf" not in page
-    assert cli.main(["leaderboard", "--db", str(db), "--json", "--ruleset", "mauscheln", "--players", "7"]) == 0
+    assert cli.main(["leaderboard", "--db", str(db), "--json", "--ruleset", "mauscheln", "--players", "4"]) == 0
     (board,) = _strict(capsys.readouterr().out)
-    assert board["table"] == "mauscheln_7p" and any(p["advantage"]["high"] is None for p in board["pairs"])
+    assert board["table"] == "mauscheln_4p" and any(p["advantage"]["high"] is None for p in board["pairs"])
 
 
 def test_a_database_an_older_version_wrote_with_infinity_still_reads(tmp_path, mine):
