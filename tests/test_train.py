@@ -704,7 +704,7 @@ def test_trump_first_loses_nothing_where_a_rule_names_a_card(ruleset):
 SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "mauscheln5": ("mauscheln", 5),
            "mauscheln6": ("mauscheln", 6), "mauscheln7": ("mauscheln", 7),
            "mauscheln_classic3": ("mauscheln_classic", 3), "mauscheln_classic4": ("mauscheln_classic", 4),
-           "mauscheln_classic5": ("mauscheln_classic", 5),
+           "mauscheln_classic5": ("mauscheln_classic", 5), "mauscheln_classic6": ("mauscheln_classic", 6),
            "mousel3": ("mousel", 3), "mousel4": ("mousel", 4), "mousel5": ("mousel", 5), "mousel6": ("mousel", 6),
            "mousel7": ("mousel", 7),
            "mouche3": ("mouche", 3), "mouche4": ("mouche", 4), "mouche5": ("mouche", 5), "mouche6": ("mouche", 6),
