@@ -745,6 +745,22 @@ def test_each_shipped_policy_refuses_another_game(name):
             agent.setup(game, 0)
 
 
+def test_learned_without_a_shipped_policy_names_the_rulesets_policies_only():
+    """The refusal lists the policies of the table's own ruleset, whatever the other rulesets ship."""
+    import re
+
+    from agents.learned.checkpoint import shipped_policy_name
+    from tests.tables import UNSHIPPED_PLAYERS, UNSHIPPED_REFUSAL, UNSHIPPED_RULESET
+
+    with pytest.raises(CheckpointError) as exc:
+        shipped_policy_name(Game(make_config(UNSHIPPED_RULESET, UNSHIPPED_PLAYERS)))
+    message = str(exc.value)
+    own = sorted(name for name, (ruleset, _) in SHIPPED.items() if ruleset == UNSHIPPED_RULESET)
+    assert message.startswith(UNSHIPPED_REFUSAL)
+    assert f"shipped for {UNSHIPPED_RULESET}: {', '.join(own) or 'none'}; allowed:" in message
+    assert sorted(set(re.findall(r"[a-z_]+\d+", message))) == own
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--trump-first", "maybe"], "Unrecognized options: maybe"),
     (["--num-envs", "abc"], "allowed: --num-envs INT"),

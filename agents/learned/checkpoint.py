@@ -129,13 +129,17 @@ def available_policies() -> list[str]:
 
 def shipped_policy_name(game: Game) -> str:
     """The name of the policy shipped for ``game``'s table (``<ruleset><players>``, e.g. ``mousel4``): what
-    ``learned`` without a checkpoint plays. Raises :class:`CheckpointError` naming the shipped policies when
-    there is none for that ruleset and player count."""
-    name = f"{game.config.ruleset}{game.n}"
-    if name not in available_policies():
-        raise CheckpointError(f"no policy is shipped for {game.config.ruleset} with {game.n} players; shipped: "
-                              f"{', '.join(available_policies()) or 'none'}; allowed: learned:checkpoint=PATH "
-                              "(a policy file or a run directory) or a table that has a shipped policy")
+    ``learned`` without a checkpoint plays. Raises :class:`CheckpointError` naming the ruleset's shipped
+    policies (its other player counts; the list stays short however many tables have one) when there is none
+    for that ruleset and player count."""
+    ruleset = game.config.ruleset
+    name = f"{ruleset}{game.n}"
+    shipped = available_policies()
+    if name not in shipped:
+        own = [p for p in shipped if p.startswith(ruleset) and p[len(ruleset):].isdigit()]
+        raise CheckpointError(f"no policy is shipped for {ruleset} with {game.n} players; shipped for {ruleset}: "
+                              f"{', '.join(own) or 'none'}; allowed: learned:checkpoint=PATH (a policy file or a "
+                              "run directory) or a table that has a shipped policy")
     return name
 
 
