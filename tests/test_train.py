@@ -708,7 +708,8 @@ SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "maus
            "mousel3": ("mousel", 3), "mousel4": ("mousel", 4), "mousel5": ("mousel", 5), "mousel6": ("mousel", 6),
            "mousel7": ("mousel", 7),
            "mouche3": ("mouche", 3), "mouche4": ("mouche", 4), "mouche5": ("mouche", 5), "mouche6": ("mouche", 6),
-           "muschka3": ("muschka", 3), "muschka4": ("muschka", 4), "muschka5": ("muschka", 5)}
+           "muschka3": ("muschka", 3), "muschka4": ("muschka", 4), "muschka5": ("muschka", 5),
+           "muschka6": ("muschka", 6)}
 """Every policy in agents/learned/policies/ and the table it was trained for (a file missing or added fails a test)."""
 
 
