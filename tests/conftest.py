@@ -1,4 +1,4 @@
-"""Checks that hold around every test."""
+"""Checks that hold around every test, and fixtures that several test files share."""
 
 from __future__ import annotations
 
@@ -28,3 +28,12 @@ def _ctrl_c_left_as_found():
         signal.signal(signal.SIGINT, before[0])  # put it back for the tests that follow
         signal.pthread_sigmask(signal.SIG_BLOCK if before[1] else signal.SIG_UNBLOCK, {signal.SIGINT})
         pytest.fail(f"the test left Ctrl-C changed: handler and blocked were {before}, are {after}")
+
+
+@pytest.fixture
+def policy_withheld(monkeypatch, tmp_path_factory):
+    """The shipped policies without the one of ``tests.tables.UNSHIPPED_RULESET`` at ``UNSHIPPED_PLAYERS``
+    (links in a temporary folder, outside the test's ``tmp_path``)."""
+    from tests.tables import withhold_policy
+
+    withhold_policy(monkeypatch, tmp_path_factory.mktemp("policies"))

@@ -128,6 +128,7 @@ class Cli:
     setup: object = None  # a function (tmp_path, files) -> extra argv, for cases that need files
     marks: list = field(default_factory=list)
     chdir: bool = False  # run in tmp_path, so that a write to the working directory shows
+    withhold: bool = False  # run with the policy of tests.tables.UNSHIPPED_* withheld (fixture policy_withheld)
 
 
 AS_ROOT = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads and writes any file")
@@ -170,7 +171,7 @@ CLI_CASES = {
     "eval pot": Cli("eval", ["--agents", "random", "expert", "--pot", "-1"], ["pot=-1", "allowed: a whole number 0..2147483647"]),
     "eval spec seed": Cli("eval", ["--agents", "random:seed=3", "expert"], ["seed", "allowed: no parameters"]),
     "eval learned without a shipped policy": Cli("eval", ["--agents", "learned", "random", *UNSHIPPED_ARGS],
-                                                 [UNSHIPPED_REFUSAL, "allowed"]),
+                                                 [UNSHIPPED_REFUSAL, "allowed"], withhold=True),
     "eval learned checkpoint missing": Cli("eval", ["--agents", "learned:checkpoint=no/such.safetensors", "random"],
                                            ["no/such.safetensors", "neither a file", "shipped"]),
     "eval pimc confidence nan": Cli("eval", ["--agents", "pimc:confidence=nan", "random"],
@@ -297,7 +298,7 @@ CLI_CASES = {
                                          ["trained for mauscheln, 4 players", "5 players"]),
     "play spec seed": Cli("play", ["--agents", "random:seed=3"], ["seed", "allowed"]),
     "play learned without a shipped policy": Cli("play", ["--agents", "learned", *UNSHIPPED_ARGS],
-                                                 [UNSHIPPED_REFUSAL, "allowed"]),
+                                                 [UNSHIPPED_REFUSAL, "allowed"], withhold=True),
     "play seat": Cli("play", ["--seat", "9"], ["--seat 9", "allowed: 0..3"]),
     "play preset seat": Cli("play", ["--ruleset", "configs/rules/mouche_pamphile.yaml", "--seat", "5"],
                             ["--seat 5", "allowed: 0..4"]),
@@ -587,8 +588,10 @@ def _tree(root: Path) -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize("name", [pytest.param(k, marks=v.marks) for k, v in CLI_CASES.items()])
-def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir, monkeypatch):
+def test_cli_refuses_with_one_line(name, tmp_path, capsys, results_json, run_dir, monkeypatch, request):
     case = CLI_CASES[name]
+    if case.withhold:
+        request.getfixturevalue("policy_withheld")
     extra = case.setup(tmp_path, {"results": results_json, "run": run_dir}) if case.setup else []
     before = _tree(tmp_path)
     argv = [*case.argv, *extra]
@@ -864,6 +867,7 @@ class Api:
     call: object
     needles: list[str]
     marks: list = field(default_factory=list)
+    withhold: bool = False  # run with the policy of tests.tables.UNSHIPPED_* withheld (fixture policy_withheld)
 
 
 def _reset(options=None, seed=0, **env_kw):
@@ -890,7 +894,7 @@ API_CASES = {
     "spec seed": Api(lambda: agent_from_spec("random:seed=3"), ["seed", "allowed"]),
     "learned without a shipped policy": Api(lambda: make_agent("learned").setup(
                                                 Game(make_config(UNSHIPPED_RULESET, UNSHIPPED_PLAYERS)), 0),
-                                            [UNSHIPPED_REFUSAL, "allowed"]),
+                                            [UNSHIPPED_REFUSAL, "allowed"], withhold=True),
     "spec twice": Api(lambda: agent_from_spec("pimc:samples=2,samples=3"), ["samples is given twice"]),
     "match runner pot": Api(lambda: _match_pot(-1), ["pot=-1", "allowed: a whole number >= 0"]),
     "bankroll too large": Api(lambda: mauscheln_env.env(bankroll=BIG), ["bankroll", "allowed"]),
@@ -1005,8 +1009,10 @@ def _match_pot(pot: int):
 
 
 @pytest.mark.parametrize("name", [pytest.param(k, marks=v.marks) for k, v in API_CASES.items()])
-def test_api_refuses_with_what_is_allowed(name):
+def test_api_refuses_with_what_is_allowed(name, request):
     case = API_CASES[name]
+    if case.withhold:
+        request.getfixturevalue("policy_withheld")
     with pytest.raises(ValueError) as exc:
         case.call()
     for needle in case.needles:

@@ -709,7 +709,7 @@ SHIPPED = {"mauscheln3": ("mauscheln", 3), "mauscheln4": ("mauscheln", 4), "maus
            "mousel7": ("mousel", 7),
            "mouche3": ("mouche", 3), "mouche4": ("mouche", 4), "mouche5": ("mouche", 5), "mouche6": ("mouche", 6),
            "muschka3": ("muschka", 3), "muschka4": ("muschka", 4), "muschka5": ("muschka", 5),
-           "muschka6": ("muschka", 6)}
+           "muschka6": ("muschka", 6), "muschka7": ("muschka", 7)}
 """Every policy in agents/learned/policies/ and the table it was trained for (a file missing or added fails a test)."""
 
 
@@ -746,7 +746,14 @@ def test_each_shipped_policy_refuses_another_game(name):
             agent.setup(game, 0)
 
 
-def test_learned_without_a_shipped_policy_names_the_rulesets_policies_only():
+def test_every_table_has_a_shipped_policy():
+    """`learned` plays at every table a user can set up: one shipped policy per ruleset and player count."""
+    from tests.tables import every_table
+
+    assert sorted(SHIPPED.values()) == sorted(every_table())
+
+
+def test_learned_without_a_shipped_policy_names_the_rulesets_policies_only(policy_withheld):
     """The refusal lists the policies of the table's own ruleset, whatever the other rulesets ship."""
     import re
 
@@ -756,7 +763,8 @@ def test_learned_without_a_shipped_policy_names_the_rulesets_policies_only():
     with pytest.raises(CheckpointError) as exc:
         shipped_policy_name(Game(make_config(UNSHIPPED_RULESET, UNSHIPPED_PLAYERS)))
     message = str(exc.value)
-    own = sorted(name for name, (ruleset, _) in SHIPPED.items() if ruleset == UNSHIPPED_RULESET)
+    own = sorted(name for name, (ruleset, players) in SHIPPED.items()
+                 if ruleset == UNSHIPPED_RULESET and players != UNSHIPPED_PLAYERS)
     assert message.startswith(UNSHIPPED_REFUSAL)
     assert f"shipped for {UNSHIPPED_RULESET}: {', '.join(own) or 'none'}; allowed:" in message
     assert sorted(set(re.findall(r"[a-z_]+\d+", message))) == own
