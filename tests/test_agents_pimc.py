@@ -4,6 +4,7 @@ its play is legal, seeded and blind to hidden cards, and its work per decision i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -557,33 +558,79 @@ def test_verdict_pairs_options_only_where_the_models_choice_was_played_out():
         assert agent._verdict([[0.0, -np.inf], *better], [1.0] * 5, base=0, final=True) == 0
 
 
-def test_a_decision_that_comes_again_is_replayed_with_what_it_left_behind(monkeypatch):
-    """The same seeds and the same views give the same decisions: a game played again by the same agents is
-    decided from the kept decisions (no search runs) after another game in between, with the same actions and
-    the same work counted as by agents that keep none and search every decision. (Mauscheln's expert makes no
-    exchange plan that a game could leave behind in the search's inner experts.)"""
-    game = Game(make_config("mauscheln", 4, max_deals=1))
+def _replayed_games(monkeypatch, game: Game, lineup: Callable[[], list], memo_size: int,
+                    between: Callable[[list], None] = lambda lineup: None) -> tuple[list, list[dict], list[int]]:
+    """Deals 0, 1 and 0 again at one table by the same agents (the ``pimc`` ones at the even seats keeping
+    ``memo_size`` decisions; ``between`` runs before the second and third game): every action, the searchers'
+    stats and the searches each game ran."""
     searched: list[int] = []
     decide = PIMCAgent._decide
     monkeypatch.setattr(PIMCAgent, "_decide", lambda self, *a: searched.append(1) or decide(self, *a))
+    agents = lineup()
+    for agent in agents[::2]:
+        agent.memo_size = memo_size
+    runner = MatchRunner(game)  # one table for the three games (a new Game is a new table to the search)
+    actions, work = [], []
+    for d in (0, 1, 0):
+        if work:
+            between(agents)
+        before = len(searched)
+        dealer, spec = make_deal(game, 5, d)
+        runner.play(agents, dealer=dealer, deal=spec, session_seed=d,
+                    seed_for=lambda k, s, d=d: agent_seed(5, d, k, s),
+                    on_decision=lambda st, s, o, m, i, a: actions.append((s, a)))
+        work.append(len(searched) - before)
+    monkeypatch.setattr(PIMCAgent, "_decide", decide)
+    return actions, [dict(a.stats) for a in agents[::2]], work
 
-    def games(memo_size: int) -> tuple[list, list[dict], list[int]]:
-        lineup = [make_agent("pimc", seed=3, **FAST), make_agent("expert"), make_agent("pimc", seed=4, **FAST),
-                  make_agent("random")]
-        for agent in lineup[::2]:
-            agent.memo_size = memo_size
-        runner = MatchRunner(game)  # one table for the three games (a new Game is a new table to the search)
-        actions, work = [], []
-        for d in (0, 1, 0):
-            before = len(searched)
-            dealer, spec = make_deal(game, 5, d)
-            runner.play(lineup, dealer=dealer, deal=spec, session_seed=d,
-                        seed_for=lambda k, s, d=d: agent_seed(5, d, k, s),
-                        on_decision=lambda st, s, o, m, i, a: actions.append((s, a)))
-            work.append(len(searched) - before)
-        return actions, [dict(a.stats) for a in lineup[::2]], work
 
-    kept, kept_stats, kept_work = games(PIMCAgent.memo_size)
-    plain, plain_stats, plain_work = games(0)
+def test_a_decision_that_comes_again_is_replayed_with_what_it_left_behind(monkeypatch):
+    """The same seeds and the same views give the same decisions: a game played again by the same agents is
+    decided from the kept decisions (no search runs) after another game in between, with the same actions and
+    the same work counted as by agents that keep none and search every decision."""
+    game = Game(make_config("mauscheln", 4, max_deals=1))
+
+    def lineup() -> list:
+        return [make_agent("pimc", seed=3, **FAST), make_agent("expert"), make_agent("pimc", seed=4, **FAST),
+                make_agent("random")]
+
+    kept, kept_stats, kept_work = _replayed_games(monkeypatch, game, lineup, PIMCAgent.memo_size)
+    plain, plain_stats, plain_work = _replayed_games(monkeypatch, game, lineup, 0)
+    assert kept == plain and kept_stats == plain_stats
+    assert kept_work[0] > 0 and kept_work[2] == 0 and plain_work[2] == plain_work[0]
+
+
+def test_a_plan_left_from_another_search_is_checked_not_keyed():
+    """A decision is replayed whatever exchange plans the search's inner experts carry, as long as none of them
+    steers the first decision that expert makes in the search (one in the exchange, with the planned hand); a
+    plan that steered it must come again for the replay."""
+    plan = (0b1011, [1, 3], 0)
+    exchange, play = (True, 0b1011), (False, 0)
+    unsteered, steered = (exchange, None), (exchange, plan)
+    assert PIMCAgent._replayable((unsteered, (play, None), (None, None)), [None, plan, plan])
+    assert PIMCAgent._replayable((unsteered,), [(0b1111, [1], 0)])  # planned for another hand: not followed
+    assert not PIMCAgent._replayable((unsteered,), [plan])  # the plan would steer it now
+    assert PIMCAgent._replayable((steered,), [(0b1011, [1, 3], 0)])
+    assert not PIMCAgent._replayable((steered,), [None])
+    assert not PIMCAgent._replayable((steered,), [(0b1011, [3], 0)])
+
+
+def test_plans_left_behind_do_not_stop_a_replay_or_change_a_game(monkeypatch):
+    """At a table whose experts plan their exchanges (Muschka): a game played again after another is decided
+    from the kept decisions although each inner expert now carries a plan that fits no hand, with the same
+    actions and the same work counted as by agents that keep no decision."""
+    game = Game(make_config("muschka", 4, max_deals=1))
+
+    def lineup() -> list:
+        return [make_agent("pimc", seed=3, **FAST), make_agent("expert"), make_agent("pimc", seed=4, **FAST),
+                make_agent("expert")]
+
+    def plan_for_no_hand(agents: list) -> None:  # no decision follows a plan for a hand of no cards
+        for agent in agents[::2]:
+            for model in agent._models:
+                model._brain._plan = (0, [], 0)
+
+    kept, kept_stats, kept_work = _replayed_games(monkeypatch, game, lineup, PIMCAgent.memo_size, plan_for_no_hand)
+    plain, plain_stats, plain_work = _replayed_games(monkeypatch, game, lineup, 0, plan_for_no_hand)
     assert kept == plain and kept_stats == plain_stats
     assert kept_work[0] > 0 and kept_work[2] == 0 and plain_work[2] == plain_work[0]

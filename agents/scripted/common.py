@@ -598,6 +598,10 @@ class TrickStrategy(Strategy):
         self._ex_val: list[int] = []
         self._ex_suit = -1
         self._plan: tuple[int, list[int], int] | None = None
+        self.plan_check: list[tuple[bool, int]] | None = None
+        """While an empty list, the next decision appends what a carried exchange plan is checked against: whether
+        the phase is the exchange, and the hand as a bit mask (0 outside the exchange). ``pimc`` reads it to
+        know whether a plan left from an earlier search could change its rollouts."""
 
     def bind(self, seat: int) -> None:
         super().bind(seat)
@@ -605,12 +609,18 @@ class TrickStrategy(Strategy):
 
     def _decide(self, info: Any, legal: list[int], read: Callable[[], Knowledge]) -> int | None:
         plan, self._plan = self._plan, None
-        if plan is not None and info.get("phase") == "exchange":
-            # The rest of an exchange planned at its first card: go on while the hand is as planned.
+        check = self.plan_check
+        exchange = info.get("phase") == "exchange"
+        first = check is not None and not check
+        if exchange and (plan is not None or first):
             index = self.game.deck.index
             hand = 0
             for code in info["hand"]:
                 hand |= 1 << index[code]
+        if first:
+            check.append((exchange, hand if exchange else 0))
+        if plan is not None and exchange:
+            # The rest of an exchange planned at its first card: go on while the hand is as planned.
             if hand == plan[0]:
                 marks = [c for c in plan[1] if c in legal]
                 if marks:

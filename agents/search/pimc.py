@@ -324,12 +324,21 @@ def _has_start_hook(game: Game) -> bool:
 
 def _memory_of(agent: Agent) -> tuple:
     """What an agent carries from one decision to the next: its generator's state (None before its first
-    draw), the seed a first draw would build it from, and a scripted agent's exchange plan (its strategy's
-    ``_plan``, the rest of an exchange chosen at its first mark)."""
+    draw), the seed a first draw would build it from, and a scripted agent's exchange plan (:func:`_plan_of`)."""
     rng = agent._rng
-    brain = getattr(agent, "_brain", None)
-    return (None if rng is None else rng.bit_generator.state, agent._rng_seed,
-            copy.deepcopy(getattr(brain, "_plan", None)))
+    return (None if rng is None else rng.bit_generator.state, agent._rng_seed, copy.deepcopy(_plan_of(agent)))
+
+
+def _plan_of(agent: Agent) -> tuple | None:
+    """A scripted agent's exchange plan: its strategy's ``_plan``, the rest of an exchange chosen at its first
+    mark, which its next decision follows if that decision is in the exchange with the planned hand."""
+    return getattr(getattr(agent, "_brain", None), "_plan", None)
+
+
+def _plan_applies(plan: tuple | None, check: tuple[bool, int]) -> bool:
+    """Whether ``plan`` steers a decision that its strategy's ``plan_check`` described (see
+    ``TrickStrategy._decide``): one in the exchange, with the planned hand."""
+    return plan is not None and check[0] and check[1] == plan[0]
 
 
 def _restore(agent: Agent, memory: tuple) -> None:
@@ -342,6 +351,11 @@ def _restore(agent: Agent, memory: tuple) -> None:
         if agent._rng is None:
             agent._rng = np.random.default_rng(0)
         agent._rng.bit_generator.state = copy.deepcopy(state)
+    _set_plan(agent, plan)
+
+
+def _set_plan(agent: Agent, plan: tuple | None) -> None:
+    """Give a scripted agent's strategy the exchange plan ``plan`` (a copy); nothing for other agents."""
     brain = getattr(agent, "_brain", None)
     if brain is not None and hasattr(brain, "_plan"):
         brain._plan = copy.deepcopy(plan)
@@ -447,7 +461,7 @@ class PIMCAgent(Agent):
         if model != "expert":  # read the checkpoint now, so that a bad one is refused when the agent is built
             self._learned_base = self._learned(seed)
         self._plan: tuple[int, list[int]] | None = None
-        self._memo: OrderedDict[bytes, tuple[int, tuple, dict[str, int]]] = OrderedDict()
+        self._memo: OrderedDict[bytes, tuple[int, tuple, dict[str, int], tuple]] = OrderedDict()
         self.stats = {"decisions": 0, "searched": 0, "fallbacks": 0, "samples": 0, "rejected": 0,
                       "inconsistent": 0, "switched": 0}
         """``rejected``: candidate deals the belief turned down; ``inconsistent``: deals the replay refused."""
@@ -517,18 +531,37 @@ class PIMCAgent(Agent):
             return legal[0]
         if self.time_limit is not None or self.memo_size < 1:  # a decision under a clock is not replayed
             return self._decide(observation, action_mask, info, legal)
+        holders = self._holders()
+        plans = [_plan_of(agent) for agent in holders]
         key = self._memo_key(observation, action_mask, info)
         hit = self._memo.get(key)
-        if hit is not None:
+        if hit is not None and self._replayable(hit[3], plans):
             self._memo.move_to_end(key)
-            action, memory, work = hit
+            action, memory, work, steered = hit
             self._remember(memory)
+            for agent, plan, (check, _) in zip(holders, plans, steered):
+                if check is None:  # this agent did not decide in the search: its plan stays as it is
+                    _set_plan(agent, plan)
             for name, count in work.items():
                 self.stats[name] += count
             return action
         before = dict(self.stats)
-        action = self._decide(observation, action_mask, info, legal)
-        self._memo[key] = (action, self._memory(), {name: self.stats[name] - before[name] for name in before})
+        brains = [agent._brain if hasattr(getattr(agent, "_brain", None), "plan_check") else None
+                  for agent in holders]
+        for brain in brains:
+            if brain is not None:
+                brain.plan_check = []
+        try:
+            action = self._decide(observation, action_mask, info, legal)
+        finally:
+            checks = [None if brain is None else (brain.plan_check or [None])[0] for brain in brains]
+            for brain in brains:
+                if brain is not None:
+                    brain.plan_check = None
+        steered = tuple((check, None if check is None or not _plan_applies(plan, check) else copy.deepcopy(plan))
+                        for check, plan in zip(checks, plans))
+        self._memo[key] = (action, self._memory(), {name: self.stats[name] - before[name] for name in before},
+                           steered)
         if len(self._memo) > self.memo_size:
             self._memo.popitem(last=False)
         return action
@@ -552,8 +585,26 @@ class PIMCAgent(Agent):
             _restore(agent, kept)
 
     def _memo_key(self, observation: np.ndarray, action_mask: np.ndarray, info: Info) -> bytes:
-        """A digest of what a decision depends on: the seat, the :meth:`_memory` and the seat's view."""
-        return _digest((self.seat, self._memory()), observation, action_mask, info)
+        """A digest of what a decision depends on: the seat, the :meth:`_memory` without the inner agents'
+        exchange plans, and the seat's view. The plans are checked apart (:meth:`_replayable`): a plan left by
+        an earlier search steers this one only where an agent's first decision in it is in the exchange with
+        the planned hand, which in most searches no agent's is."""
+        memory = self._memory()
+        keyed = (memory[0], *((rng, seed, None) for rng, seed, _ in memory[1:]))
+        return _digest((self.seat, keyed), observation, action_mask, info)
+
+    @staticmethod
+    def _replayable(steered: tuple, plans: list) -> bool:
+        """Whether a kept decision holds for the inner agents' exchange plans ``plans``. ``steered`` has, for
+        each agent, what its first decision in the kept search was (None: it made none) and the plan that
+        steered it (None: none did). The search runs the same as long as each agent's first decision is
+        steered by the same plan or, as before, by none; an agent that made no decision never read its plan."""
+        for (check, used), plan in zip(steered, plans):
+            if check is None:
+                continue
+            if _plan_applies(plan, check) if used is None else plan != used:
+                return False
+        return True
 
     def _decide(self, observation: np.ndarray, action_mask: np.ndarray, info: Info, legal: list[int]) -> int:
         """The search's decision where there is a choice (see the module docstring)."""
